@@ -1,0 +1,3 @@
+from engram.entry import main
+
+raise SystemExit(main())

@@ -1,0 +1,256 @@
+"""Command declarations only: each command calls one function that returns an exit code."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from engram import __version__, paths
+from engram.errors import EngramError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="engram: the right project memory for AI coding agents, at the right moment, "
+    "never twice.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+CwdOption = typer.Option(None, "--cwd", help="Work as if started in this directory.")
+JsonOption = typer.Option(False, "--json", help="Machine-readable output (versioned envelope).")
+
+
+def _cwd(value: Optional[Path]) -> Path:
+    return (value or Path.cwd()).resolve()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"engram {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """engram: the right project memory for AI coding agents, at the right moment, never twice."""
+
+
+@app.command()
+def route(
+    prompt: Optional[str] = typer.Argument(None, help="The prompt to route."),
+    path: List[str] = typer.Option([], "--path", "-p", help="A touched path (repeatable)."),
+    root: List[Path] = typer.Option([], "--root", help="Route over this memory root instead "
+                                    "of the workspace's (repeatable)."),
+    cwd: Optional[Path] = CwdOption,
+    limit: Optional[int] = typer.Option(None, "--limit", help="Most cards to select."),
+    explain: bool = typer.Option(False, "--explain", help="Show why each card was selected."),
+    as_json: bool = JsonOption,
+    batch: Optional[Path] = typer.Option(None, "--batch", help="JSON lines of "
+                                         '{"prompt": ..., "paths": [...]}; one result line each.'),
+) -> None:
+    """Show which memory cards a prompt and touched paths select, and why."""
+    from engram.commands import route as command
+
+    raise typer.Exit(command.run(prompt=prompt, paths=path, roots=root, cwd=_cwd(cwd),
+                                 limit=limit, explain=explain, as_json=as_json, batch=batch))
+
+
+@app.command()
+def lint(
+    root: List[Path] = typer.Option([], "--root", help="Lint this memory root (repeatable)."),
+    cwd: Optional[Path] = CwdOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Check memory cards: frontmatter, ids, depends_on, globs, secrets. Exit 1 on errors."""
+    from engram.commands import lint as command
+
+    raise typer.Exit(command.run(roots=root, cwd=_cwd(cwd), as_json=as_json))
+
+
+@app.command()
+def demo(
+    host: str = typer.Option("claude", "--host", help="Host whose budget and envelope to use."),
+) -> None:
+    """Run a scripted session on the bundled memories and show every step."""
+    from engram.commands import demo as command
+
+    raise typer.Exit(command.run(host=host))
+
+
+@app.command("set-read")
+def set_read(
+    mode: str = typer.Argument(..., help="startup | auto | always | manual | off | status"),
+    global_scope: bool = typer.Option(False, "--global", help="Set it for the user scope."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """When memory is injected: at startup only, as a delta (auto), always, or never."""
+    from engram.commands import modes as command
+
+    raise typer.Exit(command.run("read", mode, global_scope=global_scope, cwd=_cwd(cwd)))
+
+
+@app.command("set-proof")
+def set_proof(
+    mode: str = typer.Argument(..., help="off | compact | status"),
+    global_scope: bool = typer.Option(False, "--global", help="Set it for the user scope."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Whether hook output ends with an `Engram proof:` line."""
+    from engram.commands import modes as command
+
+    raise typer.Exit(command.run("proof", mode, global_scope=global_scope, cwd=_cwd(cwd)))
+
+
+@app.command("config")
+def config_command(
+    action: str = typer.Argument(..., help="view | get | set | unset"),
+    key: Optional[str] = typer.Argument(None),
+    value: Optional[str] = typer.Argument(None),
+    global_scope: bool = typer.Option(False, "--global", help="Use the user scope."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """View or change settings (workspace scope by default)."""
+    from engram.commands import config_cmd as command
+
+    raise typer.Exit(command.run(action, key, value, global_scope=global_scope, cwd=_cwd(cwd)))
+
+
+@app.command()
+def link(
+    host: str = typer.Argument(..., help="claude | codex | gemini | cursor | windsurf | "
+                               "opencode | all (copilot and cline are explained)"),
+    global_scope: bool = typer.Option(False, "--global", help="Write the user-level config."),
+    session_end: bool = typer.Option(False, "--session-end",
+                                     help="Also register the SessionEnd transcript queue hook."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Merge engram's hook entries into a host's config, touching nothing else."""
+    from engram.commands import link as command
+
+    raise typer.Exit(command.run(host=host, global_scope=global_scope, session_end=session_end,
+                                 dry_run=dry_run, as_json=as_json, cwd=_cwd(cwd)))
+
+
+@app.command()
+def unlink(
+    host: str = typer.Argument(..., help="A host name or all."),
+    global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Remove engram's entries (and only those) from a host's config."""
+    from engram.commands import unlink as command
+
+    raise typer.Exit(command.run(host=host, global_scope=global_scope, dry_run=dry_run,
+                                 as_json=as_json, cwd=_cwd(cwd)))
+
+
+@app.command()
+def upgrade(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Bring every installed host to the current hook definitions."""
+    from engram.commands import upgrade as command
+
+    raise typer.Exit(command.run(dry_run=dry_run, cwd=_cwd(cwd)))
+
+
+@app.command()
+def doctor(
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """What is configured, what was observed firing, and what is broken."""
+    from engram.commands import doctor as command
+
+    raise typer.Exit(command.run(as_json=as_json, cwd=_cwd(cwd)))
+
+
+@app.command()
+def observe(
+    queue: bool = typer.Option(False, "--queue", help="Drain the session transcript queue."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Ingest one transcript or note."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report what would happen."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Most queue entries to take."),
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Turn session transcripts into sanitized evidence traces and inbox notes."""
+    from engram.commands import observe as command
+
+    raise typer.Exit(command.run(queue=queue, file=file, dry_run=dry_run, limit=limit,
+                                 as_json=as_json, cwd=_cwd(cwd)))
+
+
+@app.command("save-session")
+def save_session(
+    file: Path = typer.Option(..., "--file", help="The inbox file to promote."),
+    yes: bool = typer.Option(False, "--yes", help="Approve without asking."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Promote a reviewed inbox note into a memory card."""
+    from engram.commands import save_session as command
+
+    raise typer.Exit(command.run(file=file, yes=yes, cwd=_cwd(cwd)))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(host: str = typer.Argument(..., help="The host whose hook payload is on stdin.")) -> None:
+    """The command host configs run: reads one JSON payload on stdin, prints the answer.
+    Never fails the host: any error prints the host's empty answer and exits 0."""
+    from engram.hook_entry import run_hook
+
+    raise typer.Exit(run_hook([host]))
+
+
+def _crash_log(exc: BaseException) -> Path | None:
+    try:
+        log_dir = paths.state_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        log_path = log_dir / f"crash-{stamp}.log"
+        log_path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                            encoding="utf-8")
+        return log_path
+    except OSError:
+        return None
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI: EngramError -> 1, Ctrl-C -> 130, anything unexpected -> 3 with a log."""
+    try:
+        app(args=argv, prog_name="engram", standalone_mode=False)
+    except typer.Exit as done:
+        return int(done.exit_code or 0)
+    except EngramError as exc:
+        typer.echo(f"engram: error: {exc}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        typer.echo("engram: interrupted", err=True)
+        return 130
+    except Exception as exc:  # click usage errors are handled below
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            typer.echo("engram: aborted", err=True)
+            return 130
+        log_path = _crash_log(exc)
+        where = f"; details in {log_path}" if log_path else ""
+        typer.echo(f"engram: unexpected error: {type(exc).__name__}: {exc}{where}", err=True)
+        return 3
+    return 0

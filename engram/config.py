@@ -1,0 +1,162 @@
+"""Workspace and user configuration: JSON files (no YAML on the hook path), dotted keys,
+validated against one table of known keys."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Final
+
+from engram.errors import EngramError
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    kind: type = str
+    minimum: int | None = None
+    maximum: int | None = None
+    user_only: bool = False
+    workspace_only: bool = False
+
+
+SETTINGS: Final[tuple[Setting, ...]] = (
+    Setting("read", "auto", "when memory is injected",
+            choices=("startup", "auto", "always", "manual", "off")),
+    Setting("proof", "off", "append an `Engram proof:` line to hook output",
+            choices=("off", "compact")),
+    Setting("load.limit", 8, "most cards routed for one prompt", kind=int, minimum=1, maximum=100),
+    Setting("load.max_tokens", 1600, "budget for hosts whose limit is `load.max_tokens`",
+            kind=int, minimum=100, maximum=200_000),
+    Setting("load.max_path_cards", 3, "most bodies a path trigger injects per event",
+            kind=int, minimum=1, maximum=20),
+    Setting("hooks.path_rules", "native",
+            "Claude path trigger: native .claude/rules files or a PreToolUse hook",
+            choices=("native", "hook")),
+    Setting("roots", [], "extra memory roots, relative to the workspace root",
+            kind=list, workspace_only=True),
+    Setting("transcripts.allowed_dirs", [],
+            "extra folders `observe` may read transcripts from (user scope only)",
+            kind=list, user_only=True),
+    Setting("security.follow_symlinks", False,
+            "follow symlinked memory roots and cards that point outside the workspace",
+            kind=bool),
+)
+SETTINGS_BY_KEY: Final = {s.key: s for s in SETTINGS}
+
+
+def defaults() -> dict[str, Any]:
+    return {s.key: s.default for s in SETTINGS}
+
+
+def flatten(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"load": {"limit": 3}} -> {"load.limit": 3}; lists and scalars are leaves."""
+    flat: dict[str, Any] = {}
+    for key, value in document.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for dotted, value in sorted(flat.items()):
+        node = nested
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def _valid_keys_hint() -> str:
+    return "valid keys: " + ", ".join(s.key for s in SETTINGS)
+
+
+def coerce(key: str, raw: Any) -> Any:
+    """Validate one value for `key` (from a CLI string or a file); EngramError when invalid."""
+    setting = SETTINGS_BY_KEY.get(key)
+    if setting is None:
+        raise EngramError(f"unknown config key {key!r}", _valid_keys_hint())
+    value = raw
+    if setting.kind is int:
+        if isinstance(raw, bool):
+            raise EngramError(f"{key} must be a whole number, not {raw!r}")
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise EngramError(f"{key} must be a whole number, not {raw!r}") from None
+        if setting.minimum is not None and value < setting.minimum or (
+            setting.maximum is not None and value > setting.maximum
+        ):
+            raise EngramError(f"{key} must be between {setting.minimum} and {setting.maximum}")
+    elif setting.kind is bool:
+        if isinstance(raw, str):
+            lowered = raw.strip().lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                raise EngramError(f"{key} must be true or false, not {raw!r}")
+            value = lowered in ("true", "1", "yes", "on")
+        elif not isinstance(raw, bool):
+            raise EngramError(f"{key} must be true or false, not {raw!r}")
+    elif setting.kind is list:
+        if isinstance(raw, str):
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif not (isinstance(raw, list) and all(isinstance(v, str) for v in raw)):
+            raise EngramError(f"{key} must be a list of strings")
+    else:
+        if not isinstance(raw, str):
+            raise EngramError(f"{key} must be a string, not {raw!r}")
+        if setting.choices and raw not in setting.choices:
+            raise EngramError(f"invalid value {raw!r} for {key}",
+                              "valid values: " + ", ".join(setting.choices))
+    return value
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """A config file as flat dotted keys; {} when absent. Unknown keys are kept (newer
+    engram versions may have written them) but ignored."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise EngramError(f"cannot read config {path}: {exc.strerror}") from None
+    try:
+        document = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise EngramError(f"config {path} is not valid JSON (line {exc.lineno})",
+                          f"fix or delete {path}") from None
+    if not isinstance(document, dict):
+        raise EngramError(f"config {path} must hold a JSON object")
+    return flatten(document)
+
+
+def effective(user: dict[str, Any], workspace: dict[str, Any],
+              on_invalid: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Defaults, then user scope, then workspace scope; invalid values are reported through
+    `on_invalid` and fall back to the layer below."""
+    merged = defaults()
+    for scope, layer in (("user", user), ("workspace", workspace)):
+        for key, raw in layer.items():
+            setting = SETTINGS_BY_KEY.get(key)
+            if setting is None:
+                continue
+            if setting.user_only and scope != "user" or setting.workspace_only and scope != "workspace":
+                continue
+            try:
+                merged[key] = coerce(key, raw)
+            except EngramError as exc:
+                if on_invalid:
+                    on_invalid(f"{scope} config: {exc.message}")
+    return merged
+
+
+def render(flat: dict[str, Any]) -> str:
+    return json.dumps(_nest(flat), indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,18 @@
+"""hosts/, memories/ and schemas/ live at the top of the repository but ship inside the
+wheel as engram.hosts, engram.memories and engram.schemas (read with importlib.resources).
+pyproject.toml cannot map top-level folders into the package and find packages at once,
+so this file does only that."""
+
+from setuptools import find_packages, setup
+
+DATA_PACKAGES = {"engram.hosts": "hosts", "engram.memories": "memories", "engram.schemas": "schemas"}
+
+setup(
+    packages=find_packages(include=["engram", "engram.*"]) + list(DATA_PACKAGES),
+    package_dir=DATA_PACKAGES,
+    package_data={
+        "engram.hosts": ["*.yaml", "*.js", "*.json"],
+        "engram.memories": ["**/*.md", "*.md"],
+        "engram.schemas": ["*.json"],
+    },
+)
