@@ -1,0 +1,62 @@
+"""Every test runs with HOME, XDG dirs and engram's own dirs in tmp_path: no test reads or
+writes the developer's real config."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(home / ".config" / "engram"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return home
+
+
+def shared_or_skip(*parts: str) -> Path:
+    """A path in the read-only reference kit (../shared), or skip when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference kit not present: {path}")
+    return path
+
+
+def load_payload(client: str, name: str) -> dict:
+    """A real client payload from tests/fixtures/payloads (copied from the reference kit)."""
+    return json.loads((FIXTURES / "payloads" / client / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty git-style workspace with a memory folder."""
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".agents" / ".engram").mkdir(parents=True)
+    return root
+
+
+def write_card(root: Path, name: str, text: str) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+os.environ.setdefault("ENGRAM_TESTING", "1")
