@@ -1,0 +1,123 @@
+"""`engram route`: which cards a prompt selects, and why."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from engram import index as index_module
+from engram import workspace as workspace_module
+from engram.errors import EngramError
+from engram.router import DEFAULT_LIMIT, RouteResult
+from engram.routing import route_request
+
+JSON_VERSION: Final = 1
+
+
+def open_index(cwd: Path, roots: list[Path]) -> tuple[index_module.CompiledIndex, Path, dict[str, Any]]:
+    """(index, workspace root, settings) for explicit roots or the workspace around cwd."""
+    if roots:
+        missing = [str(r) for r in roots if not r.is_dir()]
+        if missing:
+            raise EngramError(f"memory root not found: {', '.join(missing)}")
+        ws = workspace_module.load(cwd, explicit_roots=roots)
+        assert ws is not None
+        return index_module.load_roots(roots, bool(ws.settings["security.follow_symlinks"])), ws.root, ws.settings
+    ws = workspace_module.load(cwd)
+    if ws is None:
+        raise EngramError(f"no workspace found at or above {cwd}",
+                          "run engram inside a Git repository or a folder holding .agents/.engram/, "
+                          "or pass --root DIR")
+    if not ws.roots:
+        raise EngramError(f"workspace {ws.root} has no memory roots",
+                          "create .agents/.engram/ with cards, or list folders under `roots` in "
+                          ".agents/engram.json (engram config set roots memories)")
+    return index_module.load_or_build(ws), ws.root, ws.settings
+
+
+def result_json(index: index_module.CompiledIndex, result: RouteResult) -> dict[str, Any]:
+    return {
+        "version": JSON_VERSION,
+        "selected": [
+            {"id": s.id, "score": s.score, "path": index.row(s.slot)[index_module.C_PATH],
+             "reasons": [{"kind": r.kind, "detail": r.detail} for r in s.reasons]}
+            for s in result.selected
+        ],
+        "warnings": list(result.warnings),
+    }
+
+
+def _render(index: index_module.CompiledIndex, result: RouteResult, explain: bool,
+            root: Path) -> str:
+    if not result.selected:
+        lines = ["no cards selected (nothing in the memory is relevant to this prompt)"]
+    else:
+        lines = []
+        for rank, selection in enumerate(result.selected, 1):
+            card = index.card(selection.slot)
+            try:
+                shown = str(Path(card.path).relative_to(root))
+            except ValueError:
+                shown = card.path
+            lines.append(f"{rank:>2}. {card.id}  {card.title}  (score {selection.score:g}, {shown})")
+            if explain:
+                for reason in selection.reasons:
+                    lines.append(f"      {reason.kind}: {reason.detail}")
+    for warning in result.warnings:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)
+
+
+def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
+        limit: int | None, explain: bool, as_json: bool, batch: Path | None) -> int:
+    compiled, root, settings = open_index(cwd, roots)
+    effective_limit = limit if limit is not None else int(settings.get("load.limit", DEFAULT_LIMIT))
+    if effective_limit < 1:
+        raise EngramError("--limit must be at least 1")
+    if batch is not None:
+        return _run_batch(compiled, root, cwd, batch, effective_limit)
+    if prompt is None and not paths:
+        raise EngramError("give a prompt, --path, or --batch FILE")
+    result = route_request(compiled, root, cwd, prompt or "", list(paths), effective_limit)
+    if as_json:
+        payload = result_json(compiled, result)
+        payload["warnings"] = _card_warnings(compiled) + payload["warnings"]
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(_render(compiled, result, explain, root) + "\n")
+        errors = [p for p in compiled.problems if p.severity == "error"]
+        if errors:
+            sys.stdout.write(f"note: {len(errors)} card file(s) skipped with errors; run "
+                             "`engram lint` for details\n")
+    return 0
+
+
+def _card_warnings(compiled: index_module.CompiledIndex) -> list[str]:
+    return [p.render() for p in compiled.problems if p.severity == "error"]
+
+
+def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batch: Path,
+               limit: int) -> int:
+    try:
+        handle = sys.stdin if str(batch) == "-" else open(batch, encoding="utf-8")
+    except OSError as exc:
+        raise EngramError(f"cannot read {batch}: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+                prompt = request.get("prompt") or ""
+                raw_paths = request.get("paths") or []
+                if not isinstance(prompt, str) or not isinstance(raw_paths, list):
+                    raise ValueError("prompt must be a string and paths a list")
+            except (ValueError, AttributeError) as exc:
+                sys.stdout.write(json.dumps({"version": JSON_VERSION, "selected": [],
+                                             "warnings": [f"line {number}: {exc}"]}) + "\n")
+                continue
+            result = route_request(compiled, root, cwd, prompt, [str(p) for p in raw_paths], limit)
+            sys.stdout.write(json.dumps(result_json(compiled, result), ensure_ascii=False) + "\n")
+    return 0

@@ -1,0 +1,264 @@
+"""Glob handling without wcmatch on the hook path: brace-aware splitting, bounded brace
+expansion and translation to regular expressions with the semantics of wcmatch
+`GLOBSTAR | BRACE | DOTGLOB` (checked against wcmatch in the tests), plus a bucket key so a
+touched path is only tested against globs that could match it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, Iterable
+
+MAX_EXPANSIONS: Final = 1000  # Claude's own budget for expanded `paths:` patterns
+MAX_GLOB_CHARS: Final = 4096
+_WILDCARDS: Final = set("*?[")
+
+
+class GlobError(ValueError):
+    """A glob engram refuses to compile (too long, too many expansions, unbalanced)."""
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split at commas outside {...} and [...]: `**/*.{ts,tsx}, a` -> [`**/*.{ts,tsx}`, `a`]."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    quote = ""
+    for char in text:
+        if quote:
+            current.append(char)
+            if char == quote:
+                quote = ""
+            continue
+        if char in "'\"" and not "".join(current).strip():
+            quote = char
+            current.append(char)
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]" and depth:
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts]
+
+
+def _strip_quotes(value: str) -> str:
+    value = value.strip()
+    while len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1].strip()
+    return value
+
+
+def normalize(value: Any) -> list[str]:
+    """Every shape a glob key takes (string, comma list, flow list text, list, null) as a list
+    of glob strings. Empty means "no globs", not "match nothing"."""
+    if value is None or value is False:
+        return []
+    items: Iterable[Any] = value if isinstance(value, (list, tuple)) else [value]
+    globs: list[str] = []
+    for item in items:
+        if item is None:
+            continue
+        text = _strip_quotes(str(item))
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        for part in split_top_level(text):
+            part = _strip_quotes(part)
+            if part and part not in globs:
+                globs.append(part)
+    return globs
+
+
+def expand_braces(pattern: str, limit: int = MAX_EXPANSIONS) -> list[str]:
+    """`a/{b,c}/*.{x,y}` -> four patterns; nested braces work; unbalanced braces are literal.
+    Raises GlobError past `limit` expansions (a glob with thousands of braces)."""
+    results = [pattern]
+    done: list[str] = []
+    while results:
+        current = results.pop()
+        start = _first_brace_group(current)
+        if start is None:
+            done.append(current)
+            if len(done) > limit:
+                raise GlobError(f"glob expands to more than {limit} patterns")
+            continue
+        open_at, close_at = start
+        inner = current[open_at + 1:close_at]
+        options = _split_brace_options(inner)
+        if len(options) < 2:
+            # `{x}` is a literal in wcmatch; keep the braces by escaping them.
+            results.append(current[:open_at] + "\\{" + inner + "\\}" + current[close_at + 1:])
+            continue
+        for option in reversed(options):
+            results.append(current[:open_at] + option + current[close_at + 1:])
+        if len(results) + len(done) > limit:
+            raise GlobError(f"glob expands to more than {limit} patterns")
+    return list(reversed(done)) if len(done) > 1 else done
+
+
+def _first_brace_group(text: str) -> tuple[int, int] | None:
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth = 0
+            for probe in range(index, len(text)):
+                if text[probe] == "\\":
+                    continue
+                if text[probe] == "{" and (probe == 0 or text[probe - 1] != "\\"):
+                    depth += 1
+                elif text[probe] == "}" and text[probe - 1] != "\\":
+                    depth -= 1
+                    if depth == 0:
+                        return index, probe
+            return None
+        index += 1
+    return None
+
+
+def _split_brace_options(inner: str) -> list[str]:
+    options: list[str] = []
+    depth = 0
+    current: list[str] = []
+    escaped = False
+    for char in inner:
+        if escaped:
+            current.append(char)
+            escaped = False
+            continue
+        if char == "\\":
+            current.append(char)
+            escaped = True
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        if char == "," and depth == 0:
+            options.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    options.append("".join(current))
+    return options
+
+
+def _translate_segment(segment: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(segment):
+        char = segment[index]
+        if char == "\\" and index + 1 < len(segment):
+            out.append(re.escape(segment[index + 1]))
+            index += 2
+            continue
+        if char == "*":
+            while index + 1 < len(segment) and segment[index + 1] == "*":
+                index += 1
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = segment.find("]", index + 2 if segment[index + 1:index + 2] in ("!", "^") else index + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = segment[index + 1:end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("]", "\\]")
+                out.append(f"[{'^/' if negate else ''}{body}]" if negate else f"[{body}]")
+                index = end
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def translate_one(pattern: str) -> str:
+    """One brace-free glob as a regex source matching a whole relative path."""
+    segments = pattern.split("/")
+    parts: list[str] = []
+    last = len(segments) - 1
+    for position, segment in enumerate(segments):
+        if segment == "**":
+            if position == last:
+                parts.append(".*")
+            else:
+                parts.append("(?:[^/]+/)*")
+            continue
+        parts.append(_translate_segment(segment) + ("" if position == last else "/"))
+    return "".join(parts)
+
+
+def translate(glob: str) -> str:
+    """A glob (braces allowed) as one anchored regex source."""
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"glob is longer than {MAX_GLOB_CHARS} characters")
+    alternatives = sorted({translate_one(p) for p in expand_braces(glob)})
+    if len(alternatives) == 1:
+        return f"^(?:{alternatives[0]})$"
+    return "^(?:" + "|".join(f"(?:{a})" for a in alternatives) + ")$"
+
+
+def bucket_keys(glob: str) -> list[str]:
+    """Where a glob is filed: `name:<basename>` for a literal last segment, `ext:<ext>` when
+    its last segment ends in a literal extension, else `any`."""
+    keys: list[str] = []
+    for pattern in expand_braces(glob):
+        last = pattern.rsplit("/", 1)[-1]
+        if last and not (_WILDCARDS & set(last)) and "\\" not in last and last != "**":
+            keys.append("name:" + last.lower())
+            continue
+        tail = re.split(r"[*?\]]", last)[-1]
+        if "." in tail and "\\" not in tail and tail.rsplit(".", 1)[1]:
+            keys.append("ext:" + tail.rsplit(".", 1)[1].lower())
+        else:
+            return ["any"]
+    return sorted(set(keys))
+
+
+def path_keys(relative_path: str) -> list[str]:
+    """The bucket keys a relative path can match: its name, its extension, and `any`."""
+    name = relative_path.rsplit("/", 1)[-1].lower()
+    keys = ["any", "name:" + name]
+    if "." in name:
+        keys.append("ext:" + name.rsplit(".", 1)[1])
+    return keys
+
+
+MATCH_EVERYTHING: Final = frozenset({"**", "**/*", "*", "**/**", "**/*.*"})
+
+
+def lint(glob: str) -> list[tuple[str, str]]:
+    """(severity, message) pairs for globs that can never match or match everything."""
+    found: list[tuple[str, str]] = []
+    if glob.startswith("/"):
+        found.append(("error", f"glob {glob!r} starts with '/': paths are relative to the "
+                               "workspace root, so it never matches; drop the leading '/'"))
+    if "\\" in glob:
+        found.append(("error", f"glob {glob!r} contains a backslash escape (Markdown-escaped "
+                               "'\\*'?); write '**/*' style globs without backslashes"))
+    if glob.endswith(".") and not glob.endswith(".."):
+        found.append(("error", f"glob {glob!r} ends with '.', so it matches no file extension"))
+    if re.search(r"(?<![*/])_/|/_(?![\w.])", glob):
+        found.append(("warning", f"glob {glob!r} has '_' next to '/', which looks like a "
+                                 "Markdown-mangled '**'"))
+    if glob in MATCH_EVERYTHING:
+        found.append(("warning", f"glob {glob!r} matches every file; use `always: true` or a "
+                                 "narrower glob"))
+    try:
+        translate(glob)
+    except GlobError as exc:
+        found.append(("error", f"glob {glob!r}: {exc}"))
+    except re.error as exc:
+        found.append(("error", f"glob {glob!r} is not a valid pattern: {exc}"))
+    return found

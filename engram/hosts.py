@@ -1,0 +1,148 @@
+"""Host definitions (hosts/*.yaml) through one registry.
+
+The hook runtime imports this module on every hook call, so it stays import-light: no yaml,
+typer or portalocker at import time. `load_host` reads a JSON cache of all parsed definitions
+in the state dir, keyed by the YAML files' names, sizes and mtimes; yaml is imported only when
+that cache is stale or missing, and a cache that cannot be written is simply skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Mapping
+
+from engram import __version__, paths
+from engram.resources import data_dir
+
+CACHE_FORMAT: Final = 1
+# Aliases that users type; each also appears in its host's `aliases:` list.
+ALIASES: Final[Mapping[str, str]] = {"cascade": "windsurf", "antigravity": "gemini"}
+
+_memo: dict[str, Any] = {}
+
+
+class UnknownHost(LookupError):
+    """No host definition has this name or alias."""
+
+
+def hosts_dir() -> Path:
+    return data_dir("hosts")
+
+
+def _stamp(folder: Path) -> list[list[Any]]:
+    """What the cache is keyed by: every definition's file name, size and mtime."""
+    rows: list[list[Any]] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".yaml") and entry.is_file():
+                info = entry.stat()
+                rows.append([entry.name, info.st_size, info.st_mtime_ns])
+    return sorted(rows)
+
+
+def _cache_path() -> Path:
+    return paths.state_dir() / "cache" / f"hosts-{__version__}.json"
+
+
+def _parse_all(folder: Path) -> dict[str, dict[str, Any]]:
+    import yaml  # only on a cache miss: ~15 ms of import the hook path should not pay
+
+    definitions: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if isinstance(document, dict) and isinstance(document.get("name"), str):
+            definitions[document["name"]] = document
+    return definitions
+
+
+def _write_cache(cache: Path, payload: dict[str, Any]) -> None:
+    try:
+        from engram.fileio import atomic_write_text
+
+        atomic_write_text(cache, json.dumps(payload, sort_keys=True))
+    except OSError:
+        pass  # a read-only state dir costs a YAML parse per call, nothing more
+
+
+def all_definitions() -> dict[str, dict[str, Any]]:
+    """Every host definition by canonical name (parsed YAML as plain JSON values)."""
+    folder = hosts_dir()
+    stamp = _stamp(folder)
+    if _memo.get("stamp") == stamp:
+        return _memo["hosts"]
+    cache = _cache_path()
+    hosts: dict[str, dict[str, Any]] | None = None
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("format") == CACHE_FORMAT and cached.get("stamp") == stamp:
+            hosts = cached["hosts"]
+    except (OSError, ValueError, KeyError, AttributeError):
+        hosts = None
+    if hosts is None:
+        hosts = _parse_all(folder)
+        _write_cache(cache, {"format": CACHE_FORMAT, "stamp": stamp, "hosts": hosts})
+    _memo.update(stamp=stamp, hosts=hosts)
+    return hosts
+
+
+def canonical_name(name: str) -> str:
+    """The host's own name for a name or alias; UnknownHost when there is none."""
+    key = name.strip().lower()
+    definitions = all_definitions()
+    if key in definitions:
+        return key
+    if key in ALIASES:
+        return ALIASES[key]
+    for host_name, definition in definitions.items():
+        if key in (definition.get("aliases") or []):
+            return host_name
+    raise UnknownHost(name)
+
+
+def load_host(name: str) -> dict[str, Any]:
+    """The definition of a host, by name or alias, as a dict (see schemas/host.schema.json)."""
+    return all_definitions()[canonical_name(name)]
+
+
+@dataclass(frozen=True)
+class Host:
+    """The adapter every part reads host specifics through."""
+
+    name: str
+    display_name: str
+    aliases: tuple[str, ...]
+    supported: bool
+    reason: str
+    runtime: Mapping[str, Any] = field(hash=False, compare=False)
+    install: Mapping[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Its name and aliases: what may follow `engram hook` in one of our entries."""
+        return (self.name, *self.aliases)
+
+    @classmethod
+    def from_definition(cls, definition: Mapping[str, Any]) -> "Host":
+        return cls(
+            name=definition["name"],
+            display_name=definition.get("display_name") or definition["name"],
+            aliases=tuple(definition.get("aliases") or ()),
+            supported=bool(definition.get("supported", False)),
+            reason=" ".join(str(definition.get("reason") or "").split()),
+            runtime=definition.get("runtime") or {},
+            install=definition.get("install") or {},
+        )
+
+
+def get(name: str) -> Host:
+    """The Host adapter for a name or alias; UnknownHost when there is none."""
+    return Host.from_definition(load_host(name))
+
+
+def registry() -> tuple[Host, ...]:
+    """Every known host, supported ones first, then by name."""
+    hosts = [Host.from_definition(d) for d in all_definitions().values()]
+    return tuple(sorted(hosts, key=lambda h: (not h.supported, h.name)))

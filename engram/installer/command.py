@@ -1,0 +1,161 @@
+"""The command host configs run, and how engram recognises its own entries.
+
+The command names the `engram` console script of this installation by absolute path: GUI-
+launched hosts often lack the user's PATH, and a pyenv/asdf shim re-resolves the interpreter on
+every call (slow, and wrong after `pyenv local`). The path must stay the same across upgrades,
+because Codex and Gemini re-ask trust for a changed command; a venv's bin/engram does.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Final, Iterable
+
+# Set to pin the executable written into host configs (packagers; tests for stable goldens).
+EXECUTABLE_ENV: Final = "ENGRAM_HOOK_EXECUTABLE"
+_SHIM_DIRS: Final = ("shims",)  # pyenv, asdf, rbenv-style wrappers re-resolve per call
+_SCRIPT_SUFFIXES: Final = (".exe", "-script.py", ".cmd", ".bat")
+
+
+def _is_shim(path: Path) -> bool:
+    return any(part in _SHIM_DIRS for part in path.parts[:-1])
+
+
+def _interpreter_of(script: Path) -> Path | None:
+    """The interpreter a POSIX console script's shebang names."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    return Path(words[0]) if words else None
+
+
+def _belongs_here(script: Path) -> bool:
+    """Is this `engram` script the one of the running installation?"""
+    if not (script.is_file() and os.access(script, os.X_OK)) or _is_shim(script):
+        return False
+    if os.name == "nt":
+        return True  # .exe launchers carry no readable shebang
+    interpreter = _interpreter_of(script)
+    if interpreter is None or _is_shim(interpreter):
+        return False
+    return os.path.realpath(interpreter) == os.path.realpath(sys.executable)
+
+
+def _candidates() -> Iterable[Path]:
+    name = "engram.exe" if os.name == "nt" else "engram"
+    yield Path(sys.executable).parent / name  # venv, pipx, uv tool: the script beside python
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            scripts = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        if scripts:
+            yield Path(scripts) / name
+
+
+def console_script() -> Path | None:
+    """The absolute path of this installation's `engram` script, or None."""
+    for candidate in _candidates():
+        if _belongs_here(candidate):
+            # A PATH entry that is a symlink to it (pipx ~/.local/bin, Homebrew bin) outlives
+            # upgrades that move the versioned target, so prefer that spelling.
+            on_path = shutil.which("engram")
+            if on_path and not _is_shim(Path(on_path)) and os.path.isabs(on_path) and (
+                os.path.realpath(on_path) == os.path.realpath(candidate)
+            ):
+                return Path(on_path)
+            return candidate
+    return None
+
+
+def quote(word: str) -> str:
+    """One word quoted for the shell the host hands commands to."""
+    if os.name != "nt":
+        return shlex.quote(word)
+    # Windows hosts run commands through Git Bash, cmd or PowerShell: forward slashes work in
+    # all three, and only a path with spaces needs quotes.
+    word = word.replace("\\", "/")
+    return f'"{word}"' if any(c in word for c in ' \t&()^;') else word
+
+
+def hook_prefix() -> str:
+    """Everything before the host name: `<engram> hook` or `<python> -m engram hook`."""
+    pinned = os.environ.get(EXECUTABLE_ENV)
+    if pinned:
+        return f"{quote(pinned)} hook"
+    script = console_script()
+    if script is not None:
+        return f"{quote(str(script))} hook"
+    return f"{quote(sys.executable)} -m engram hook"
+
+
+def hook_command(host: str) -> str:
+    return f"{hook_prefix()} {host}"
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command, posix=True)
+    except ValueError:
+        return command.split()
+
+
+def _is_engram_executable(word: str) -> bool:
+    base = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for suffix in _SCRIPT_SUFFIXES:
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    return base == "engram"
+
+
+def is_ours(command: object, names: Iterable[str]) -> bool:
+    """Does this command run engram's hook for one of `names` (a host's name and aliases)?
+
+    Current form: `<...>/engram hook <host>`. Earlier forms, still recognised so `upgrade` and
+    `unlink` find them: `<python> -m engram hook <host>`, and the TypeScript predecessor's
+    `engram agent-hook --host <host>` (prior-art A3.1), which wrote a 10000-second timeout.
+    """
+    if not isinstance(command, str):
+        return False
+    wanted = {n.lower() for n in names}
+    words = _split(command)
+    for i, word in enumerate(words):
+        tail = [w.lower() for w in words[i + 1: i + 4]]
+        is_engram = _is_engram_executable(word) or (
+            word == "-m" and i + 1 < len(words) and words[i + 1] == "engram")
+        if not is_engram:
+            continue
+        if word == "-m":
+            tail = [w.lower() for w in words[i + 2: i + 5]]
+        if len(tail) >= 2 and tail[0] == "hook" and tail[1] in wanted:
+            return True
+        if len(tail) >= 3 and tail[0] == "agent-hook" and tail[1] == "--host" and tail[2] in wanted:
+            return True
+    return False
+
+
+def executable_of(command: str) -> str | None:
+    """The program a command runs (its first word), for `doctor` to check."""
+    words = _split(command)
+    return words[0] if words else None
+
+
+def is_resolvable(command: str) -> bool:
+    """Would the shell find the program this command starts with?"""
+    program = executable_of(command)
+    if not program:
+        return False
+    if os.sep in program or "/" in program:
+        path = Path(program)
+        return path.is_file() and os.access(path, os.X_OK)
+    return shutil.which(program) is not None

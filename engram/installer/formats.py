@@ -1,0 +1,283 @@
+"""Pure merge and strip of engram's entries, one adapter per config format.
+
+`merge(document, ours)` returns the document with exactly our entries present (updated in
+place where they already are, appended where missing, stale and duplicate ones removed);
+`strip(document, ours)` returns it without any. Foreign entries, foreign keys on groups and
+foreign handlers sharing a group with ours are kept untouched. Inputs are never mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from engram.installer import jsonc
+from engram.installer.command import is_ours
+
+# Keys engram sets on its own handlers. Anything else a user adds to one of our handlers is
+# kept across re-links; `name`/`description` also clear the predecessor's managed markers.
+MANAGED_KEYS: Final = frozenset({"type", "command", "timeout", "timeoutSec", "name", "async",
+                                 "description"})
+PLUGIN_MARKER: Final = "engram:opencode-plugin"
+
+
+class ShapeError(Exception):
+    """The file does not have the shape we can merge into: which key, and what to do."""
+
+    def __init__(self, key: str, problem: str, fix: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key, self.problem, self.fix = key, problem, fix
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One handler engram wants under one event (and matcher)."""
+
+    event: str
+    handler: tuple[tuple[str, Any], ...]
+    matcher: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.handler)
+
+
+@dataclass(frozen=True)
+class Ours:
+    """Everything merge and strip need to know about engram's side of one config file."""
+
+    names: tuple[str, ...]  # the host's name and aliases: the marker after `engram hook`
+    entries: tuple[Entry, ...] = ()
+    container: str = "hooks"
+    wrapper: tuple[tuple[str, Any], ...] = ()
+    plugin_text: str = ""
+
+
+@dataclass(frozen=True)
+class Found:
+    """One of our handlers as it stands in a document."""
+
+    event: str
+    matcher: str | None
+    handler: dict[str, Any] = field(hash=False)
+
+
+def _updated(existing: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+    extra = {k: v for k, v in existing.items() if k not in MANAGED_KEYS and k not in want}
+    return {**want, **extra}
+
+
+def _require(condition: bool, key: str, problem: str, fix: str) -> None:
+    if not condition:
+        raise ShapeError(key, problem, fix)
+
+
+class ConfigFormat(Protocol):
+    def load(self, text: str | None) -> Any: ...
+    def merge(self, document: Any, ours: Ours) -> Any: ...
+    def strip(self, document: Any, ours: Ours) -> Any: ...
+    def found(self, document: Any, ours: Ours) -> list[Found]: ...
+    def render(self, text: str | None, document: Any, ours: Ours) -> str | None: ...
+
+
+class _JsonFormat:
+    """Shared by the JSON formats: load with comments allowed, render by member edits."""
+
+    grouped = True
+
+    def load(self, text: str | None) -> dict[str, Any]:
+        if text is None or not text.strip():
+            return {}
+        document = jsonc.parse(text)
+        _require(isinstance(document, dict), "(top level)", "is not a JSON object",
+                 "the file must hold one JSON object ({...})")
+        return document
+
+    def validate(self, document: dict[str, Any], ours: Ours) -> None:
+        key = ours.container
+        hooks = document.get(key)
+        if hooks is None:
+            return
+        _require(isinstance(hooks, dict), key, f"is a {type(hooks).__name__}, not an object",
+                 f'make "{key}" an object of event names, e.g. "{key}": {{}}')
+        for event, items in hooks.items():
+            where = f"{key}.{event}"
+            _require(isinstance(items, list), where, "is not a list", f'make "{where}" a list')
+            for i, item in enumerate(items):
+                _require(isinstance(item, dict), f"{where}[{i}]", "is not an object",
+                         f'make each item of "{where}" an object')
+                if self.grouped:
+                    handlers = item.get("hooks", [])
+                    _require(isinstance(handlers, list), f"{where}[{i}].hooks", "is not a list",
+                             f'make "{where}[{i}].hooks" a list of handlers')
+                    for j, handler in enumerate(handlers):
+                        _require(isinstance(handler, dict), f"{where}[{i}].hooks[{j}]",
+                                 "is not an object", "make each handler an object")
+
+    def _is_empty(self, document: dict[str, Any], ours: Ours) -> bool:
+        return all(k in dict(ours.wrapper) and document[k] == dict(ours.wrapper)[k]
+                   for k in document)
+
+    def render(self, text: str | None, document: dict[str, Any], ours: Ours) -> str | None:
+        if self._is_empty(document, ours):
+            return None  # nothing of ours or theirs is left: remove the file engram made
+        if text is None or not text.strip() or not self.load(text):
+            return jsonc.render_fresh(document)
+        before = self.load(text)
+        _, _, members = jsonc.members(text)
+        spans = {m.key: m for m in members}
+        for key in (*dict(ours.wrapper), ours.container):
+            if before.get(key) == document.get(key) and (key in before) == (key in document):
+                continue
+            member = spans.get(key)
+            if member and jsonc.has_comments(text, member.value_start, member.value_end):
+                raise ShapeError(key, "holds comments that rewriting it would lose",
+                                 f'move the comments out of "{key}", or add the entries by hand')
+            text = jsonc.set_member(text, key, document[key]) if key in document \
+                else jsonc.remove_member(text, key)
+        return text
+
+
+class MatcherGroups(_JsonFormat):
+    """Claude Code, Codex, Gemini: {"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}."""
+
+    def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
+        hooks = document.get(ours.container) or {}
+        return [Found(event, group.get("matcher"), handler)
+                for event, groups in hooks.items() for group in groups
+                for handler in group.get("hooks", [])
+                if is_ours(handler.get("command"), ours.names)]
+
+    def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
+        self.validate(document, ours)
+        result = copy.deepcopy(document)
+        hooks = result.get(ours.container)
+        if hooks is None:
+            if not wanted:
+                return result
+            hooks = result[ours.container] = {}
+        desired = {e.event: e for e in wanted}
+        placed: set[str] = set()
+        for event in list(hooks):
+            new_groups = []
+            for group in hooks[event]:
+                handlers, kept, touched = group.get("hooks", []), [], False
+                for handler in handlers:
+                    if not is_ours(handler.get("command"), ours.names):
+                        kept.append(handler)
+                        continue
+                    want = desired.get(event)
+                    if want and event not in placed and group.get("matcher") == want.matcher:
+                        placed.add(event)
+                        updated = _updated(handler, want.as_dict())
+                        touched |= updated != handler or list(updated) != list(handler)
+                        kept.append(updated)
+                    else:
+                        touched = True  # stale, duplicate, or an event no longer wanted
+                if not touched:
+                    new_groups.append(group)
+                elif kept:
+                    new_groups.append({**group, "hooks": kept})
+            if new_groups:
+                hooks[event] = new_groups
+            else:
+                del hooks[event]
+        for entry in wanted:
+            if entry.event not in placed:
+                group: dict[str, Any] = {} if entry.matcher is None else {"matcher": entry.matcher}
+                group["hooks"] = [entry.as_dict()]
+                hooks.setdefault(entry.event, []).append(group)
+        if not hooks and document.get(ours.container):  # emptied by us: drop it too
+            del result[ours.container]
+        return result
+
+    def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ours.entries)
+
+    def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ())
+
+
+class FlatVersioned(_JsonFormat):
+    """Cursor ({"version": 1, "hooks": {event: [handler]}}) and Windsurf ({"hooks": ...})."""
+
+    grouped = False
+
+    def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
+        hooks = document.get(ours.container) or {}
+        return [Found(event, None, handler) for event, handlers in hooks.items()
+                for handler in handlers if is_ours(handler.get("command"), ours.names)]
+
+    def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
+        self.validate(document, ours)
+        result = copy.deepcopy(document)
+        hooks = result.get(ours.container)
+        if hooks is None:
+            if not wanted:
+                return result
+            hooks = result[ours.container] = {}
+        desired = {e.event: e for e in wanted}
+        placed: set[str] = set()
+        for event in list(hooks):
+            kept, touched = [], False
+            for handler in hooks[event]:
+                if not is_ours(handler.get("command"), ours.names):
+                    kept.append(handler)
+                elif event in desired and event not in placed:
+                    placed.add(event)
+                    updated = _updated(handler, desired[event].as_dict())
+                    touched |= updated != handler or list(updated) != list(handler)
+                    kept.append(updated)
+                else:
+                    touched = True
+            if touched:
+                if kept:
+                    hooks[event] = kept
+                else:
+                    del hooks[event]
+        for entry in wanted:
+            if entry.event not in placed:
+                hooks.setdefault(entry.event, []).append(entry.as_dict())
+        if wanted:
+            for key, value in ours.wrapper:  # a version the user already set is theirs
+                result.setdefault(key, value)
+            if list(result)[-1] != ours.container and ours.container not in document:
+                result[ours.container] = result.pop(ours.container)  # wrapper keys first
+        elif not hooks and document.get(ours.container):  # emptied by us: drop it too
+            del result[ours.container]
+        return result
+
+    def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ours.entries)
+
+    def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ())
+
+
+class Plugin:
+    """OpenCode: a whole generated file, ours only when it carries the marker."""
+
+    def load(self, text: str | None) -> str | None:
+        if text is not None and PLUGIN_MARKER not in text:
+            raise ShapeError("(file)", "was not generated by engram",
+                             "move it aside, or keep it and skip `engram link opencode`")
+        return text
+
+    def found(self, document: str | None, ours: Ours) -> list[Found]:
+        return [] if document is None else [Found("plugin", None, {"template": PLUGIN_MARKER})]
+
+    def merge(self, document: str | None, ours: Ours) -> str:
+        return ours.plugin_text
+
+    def strip(self, document: str | None, ours: Ours) -> None:
+        return None
+
+    def render(self, text: str | None, document: str | None, ours: Ours) -> str | None:
+        return document
+
+
+FORMATS: Final[dict[str, ConfigFormat]] = {
+    "matcher_groups": MatcherGroups(),
+    "flat_versioned": FlatVersioned(),
+    "plugin": Plugin(),
+}

@@ -1,0 +1,172 @@
+"""From a host definition and the user's options to the entries engram wants, per config file;
+and the link / unlink / upgrade of one host in one scope, as a Change record."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from engram.hosts import Host
+from engram.installer import command
+from engram.installer.filedance import change_file, target_of
+from engram.installer.formats import FORMATS, Entry, Found, Ours, ShapeError
+from engram.installer.jsonc import JsoncError
+from engram.resources import data_dir
+
+_UNIT_FACTOR: Final = {"seconds": 1, "milliseconds": 1000}
+PLACEHOLDER: Final = '"__ENGRAM_HOOK_COMMAND__"'
+
+
+@dataclass(frozen=True)
+class Options:
+    session_end: bool = False
+    path_rules: str = "native"  # the workspace's hooks.path_rules
+    global_scope: bool = False
+
+
+@dataclass(frozen=True)
+class Change:
+    """What happened (or would happen) to one host's config file."""
+
+    host: str
+    scope: str  # "project" | "global"
+    path: Path
+    action: str  # created | updated | deleted | unchanged | absent | skipped | refused
+    entries: int = 0  # engram entries in the file afterwards
+    events: tuple[str, ...] = ()  # "+Event", "-Event", "~Event": what changed, by event
+    message: str = ""
+    fix: str = ""
+    backup: Path | None = None
+    dry_run: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host, "scope": self.scope, "path": str(self.path),
+                "action": self.action, "entries": self.entries, "events": list(self.events),
+                "message": self.message, "fix": self.fix, "dry_run": self.dry_run,
+                "backup": str(self.backup) if self.backup else None, "notes": list(self.notes)}
+
+
+def config_path(host: Host, global_scope: bool, project_root: Path) -> Path:
+    raw = str(host.install["global_file" if global_scope else "project_file"])
+    if global_scope:
+        return Path(os.path.expanduser(raw))
+    return project_root / raw
+
+
+def _wanted(event: dict[str, Any], options: Options) -> bool:
+    when = event.get("when")
+    hook_trigger = options.path_rules == "hook" or options.global_scope
+    return {None: True, "session_end": options.session_end,
+            "path_rules_native": not hook_trigger, "path_rules_hook": hook_trigger}[when]
+
+
+def desired_entries(host: Host, options: Options, hook_command: str) -> tuple[Entry, ...]:
+    install = host.install
+    unit = install.get("timeout_unit", "none")
+    entries = []
+    for event in install.get("events") or ():
+        if not _wanted(event, options):
+            continue
+        handler: dict[str, Any] = dict(install.get("entry") or {})
+        handler["command"] = hook_command
+        seconds = event.get("timeout_seconds", install.get("timeout_seconds"))
+        if unit in _UNIT_FACTOR and seconds is not None:
+            handler["timeout"] = int(seconds * _UNIT_FACTOR[unit])
+        if "async" in event:
+            handler["async"] = bool(event["async"])
+        entries.append(Entry(event["event"], tuple(handler.items()), event.get("matcher")))
+    return tuple(entries)
+
+
+def plugin_text(host: Host, hook_command: str) -> str:
+    template = host.install.get("template")
+    if not template:
+        return ""
+    import json
+
+    text = (data_dir("hosts") / template).read_text(encoding="utf-8")
+    return text.replace(PLACEHOLDER, json.dumps(hook_command))
+
+
+def ours_for(host: Host, options: Options) -> Ours:
+    hook = command.hook_command(host.name)
+    return Ours(names=host.names, entries=desired_entries(host, options, hook),
+                container=str(host.install.get("container", "hooks")),
+                wrapper=tuple((host.install.get("wrapper") or {}).items()),
+                plugin_text=plugin_text(host, hook))
+
+
+def _events_diff(before: list[Found], after: list[Found]) -> tuple[str, ...]:
+    old = {f.event: f for f in before}
+    new = {f.event: f for f in after}
+    out = [f"+{e}" for e in new if e not in old]
+    out += [f"~{e}" for e in new if e in old and (old[e].handler, old[e].matcher)
+            != (new[e].handler, new[e].matcher)]
+    out += [f"-{e}" for e in old if e not in new]
+    counts_before = {e: sum(f.event == e for f in before) for e in old}
+    out += [f"-{e} (duplicate)" for e, n in counts_before.items() if n > 1 and e in new]
+    return tuple(out)
+
+
+def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
+          dry_run: bool) -> Change:
+    """Merge (or strip, with `remove`) our entries into one file through the safe dance."""
+    fmt = FORMATS[host.install["format"]]
+    seen: dict[str, list[Found]] = {}
+
+    def compute(text: str | None) -> str | None:
+        if remove and text is None:
+            return None
+        document = fmt.load(text)
+        seen["before"] = fmt.found(document, ours)
+        updated = fmt.strip(document, ours) if remove else fmt.merge(document, ours)
+        seen["after"] = fmt.found(updated, ours)
+        if updated == document and text is not None:
+            return text
+        rendered = fmt.render(text, updated, ours)
+        if rendered is None and scope_path.is_symlink() and host.install["format"] != "plugin":
+            rendered = "{}\n"  # keep the user's link pointing at a valid, empty config
+        return rendered
+
+    base = dict(host=host.name, scope=scope, path=scope_path, dry_run=dry_run)
+    try:
+        outcome = change_file(scope_path, compute, dry_run=dry_run)
+    except (ShapeError, JsoncError) as exc:
+        if isinstance(exc, ShapeError):
+            message = f"{exc.key} {exc.problem}" if exc.key != "(file)" else exc.problem
+            fix = exc.fix
+        else:
+            message, fix = f"is not valid JSON: {exc}", "fix the syntax, then run the command again"
+        return Change(action="refused", message=message, fix=fix, **base)
+    after_found = seen.get("after", [])
+    if outcome.before is None and outcome.after is None:
+        action = "absent"
+    elif not outcome.changed:
+        action = "unchanged"
+    elif outcome.before is None:
+        action = "created"
+    elif outcome.after is None:
+        action = "deleted"
+    else:
+        action = "updated"
+    return Change(action=action, entries=len(after_found),
+                  events=_events_diff(seen.get("before", []), after_found),
+                  backup=outcome.backup, **base)
+
+
+def installed(host: Host, path: Path) -> list[Found] | None:
+    """Our entries in a config file; None when it is absent or unreadable."""
+    fmt = FORMATS[host.install["format"]]
+    try:
+        text = target_of(path).read_text(encoding="utf-8")
+        document = fmt.load(text)
+        if hasattr(fmt, "validate"):
+            fmt.validate(document, Ours(names=host.names,
+                                        container=str(host.install.get("container", "hooks"))))
+        return fmt.found(document, Ours(names=host.names,
+                                        container=str(host.install.get("container", "hooks"))))
+    except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
+        return None

@@ -1,0 +1,116 @@
+"""`engram lint`: every problem the index found, plus checks that need the cards whole: globs
+that can never match (or match everything), globs that match nothing in the tree, secrets in
+bodies and bodies that imitate engram's own framing."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Iterable
+
+from engram import globs
+from engram.card import Card
+from engram.problems import Problem
+
+if TYPE_CHECKING:
+    from engram.index import CompiledIndex
+    from engram.workspace import Workspace
+
+MAX_TREE_FILES: Final = 50_000
+_SKIP_TREE_DIRS: Final = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__",
+                                    ".tox", "dist", "build", ".mypy_cache", ".pytest_cache"})
+FRAMING: Final = re.compile(r"^\s*(?:already loaded:|engram proof:)", re.IGNORECASE | re.MULTILINE)
+
+
+_GLOB_KEY_LINE: Final = re.compile(r"^\s*(?:applies_to|globs|paths|applyTo)\s*:")
+
+
+def _glob_line(card: Card, pattern: str) -> int | None:
+    """The line that holds `pattern`, else the line of the glob key."""
+    try:
+        with open(card.path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, 1):
+        if pattern in line:
+            return number
+    for number, line in enumerate(lines, 1):
+        if _GLOB_KEY_LINE.match(line):
+            return number
+    return None
+
+
+def tree_files(root: Path) -> list[str] | None:
+    """Relative paths of files in the workspace tree (None when it is too large to check)."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_TREE_DIRS]
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in files:
+            found.append(prefix + name)
+            if len(found) > MAX_TREE_FILES:
+                return None
+    return found
+
+
+def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
+    import re as regex
+
+    problems: list[Problem] = []
+    for card in cards:
+        for pattern in card.applies_to:
+            line = _glob_line(card, pattern)
+            found = globs.lint(pattern)
+            for severity, message in found:
+                problems.append(Problem(card.path, line, severity, message, "glob"))
+            if found or tree is None:
+                continue
+            compiled = regex.compile(globs.translate(pattern))
+            if not any(compiled.match(path) for path in tree):
+                problems.append(Problem(card.path, line, "warning",
+                                        f"glob {pattern!r} matches no file in the workspace now",
+                                        "glob-unmatched"))
+        for match in FRAMING.finditer(card.body):
+            text = match.group(0).strip()
+            problems.append(Problem(card.path, card.body_line + card.body.count("\n", 0, match.start()),
+                                    "error", f"the body imitates engram's own framing ({text!r}); "
+                                    "engram escapes it when injecting, but reword it", "framing"))
+        if FRAMING.search(card.title) or FRAMING.search(card.card):
+            problems.append(Problem(card.path, None, "error",
+                                    "the title or card line imitates engram's own framing", "framing"))
+        problems.extend(_secret_problems(card))
+    return problems
+
+
+def _secret_problems(card: Card) -> list[Problem]:
+    try:
+        from engram import secrets
+    except ImportError:  # the detector ships with the transcript queue work
+        return []
+    found = []
+    for hit in secrets.find_secrets(card.body):
+        found.append(Problem(card.path, card.body_line + hit.line - 1, "error",
+                             f"the body contains a value-shaped secret ({hit.kind}, redacted); "
+                             "engram never injects this card until it is removed", "secret"))
+    return found
+
+
+def lint_index(compiled: "CompiledIndex", tree_root: Path | None) -> list[Problem]:
+    tree = tree_files(tree_root) if tree_root is not None else None
+    problems = list(compiled.problems) + check_cards(compiled.all_cards(), tree)
+    return sorted(set(problems), key=lambda p: (p.path, p.line or 0, p.severity, p.message))
+
+
+def lint_workspace(workspace: "Workspace") -> list[Problem]:
+    from engram import index
+
+    return lint_index(index.load_or_build(workspace), workspace.root)
+
+
+def lint_roots(roots: list[Path]) -> list[Problem]:
+    from engram import index
+
+    return lint_index(index.load_roots(roots), None)

@@ -1,0 +1,22 @@
+"""A reported problem with a memory file: where, how bad, and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int | None
+    severity: str  # "error" (the card is skipped) or "warning" (it loads, but check it)
+    message: str
+    code: str = ""
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": self.path, "line": self.line, "severity": self.severity,
+                "code": self.code, "message": self.message}

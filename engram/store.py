@@ -1,0 +1,219 @@
+"""Memory roots on disk: which files count, reading one file into a card, and the checks that
+need every card at once (duplicate ids, dangling or cyclic depends_on)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Final, Iterable
+
+from engram.card import Card
+from engram.problems import Problem
+
+if TYPE_CHECKING:
+    from engram.workspace import Workspace
+
+MAX_CARD_BYTES: Final = 256 * 1024
+RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "proposals",
+                                  ".git", "node_modules", ".engram-state", "__pycache__"})
+CARD_SUFFIXES: Final = (".md", ".mdc")
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    path: str
+    root: str
+    mtime_ns: int
+    size: int
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
+         allowed_parents: tuple[str, ...] = ()) -> tuple[list[FoundFile], list[Problem]]:
+    """Every card file under the roots ((path, scope) pairs), in root order then path order.
+    Reserved folders are skipped; symlinks that lead outside the root (or the allowed parents)
+    are skipped unless `follow_symlinks`."""
+    found: list[FoundFile] = []
+    problems: list[Problem] = []
+    for root, _scope in roots:
+        root_real = os.path.realpath(root)
+        fences = (root_real,) + tuple(os.path.realpath(p) for p in allowed_parents)
+        stack = [root]
+        files: list[FoundFile] = []
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                problems.append(Problem(folder, None, "error", f"cannot read folder: {exc.strerror}",
+                                        "unreadable"))
+                continue
+            for entry in entries:
+                try:
+                    is_link = entry.is_symlink()
+                    if is_link and not follow_symlinks:
+                        target = os.path.realpath(entry.path)
+                        if not any(_within(target, fence) for fence in fences):
+                            problems.append(Problem(entry.path, None, "warning",
+                                                    "symlink points outside the memory root; not "
+                                                    "followed (set security.follow_symlinks true "
+                                                    "to allow it)", "symlink"))
+                            continue
+                    if entry.is_dir():
+                        if entry.name not in RESERVED_DIRS and not (is_link and follow_symlinks
+                                                                    and entry.name.startswith(".")):
+                            stack.append(entry.path)
+                        continue
+                    if not entry.name.lower().endswith(CARD_SUFFIXES) or not entry.is_file():
+                        continue
+                    stat = entry.stat()
+                except OSError as exc:
+                    problems.append(Problem(entry.path, None, "error",
+                                            f"cannot read file: {exc.strerror}", "unreadable"))
+                    continue
+                files.append(FoundFile(entry.path, root, stat.st_mtime_ns, stat.st_size))
+        files.sort(key=lambda f: f.path)
+        found.extend(files)
+    return found, problems
+
+
+def content_hash(data: bytes) -> str:
+    import xxhash
+
+    return xxhash.xxh64_hexdigest(data)
+
+
+def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None, list[Problem], str]:
+    """One file as a card (or None) with its problems and content hash. Never raises."""
+    from engram import formats, frontmatter
+
+    path = found.path
+    if data is None:
+        if found.size > MAX_CARD_BYTES:
+            return None, [Problem(path, None, "error", f"file is larger than {MAX_CARD_BYTES // 1024} "
+                                  "KiB; split it into smaller cards", "too-large")], ""
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_CARD_BYTES + 1)
+        except OSError as exc:
+            return None, [Problem(path, None, "error", f"cannot read file: {exc.strerror}",
+                                  "unreadable")], ""
+    digest = content_hash(data)
+    if len(data) > MAX_CARD_BYTES:
+        return None, [Problem(path, None, "error", f"file is larger than {MAX_CARD_BYTES // 1024} "
+                              "KiB; split it into smaller cards", "too-large")], digest
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, [Problem(path, line, "error", "file is not UTF-8 text; save it as UTF-8",
+                              "encoding")], digest
+    text = text.replace("\r\n", "\n")
+    parsed = frontmatter.parse(text)
+    if parsed.error:
+        return None, [Problem(path, parsed.error_line, "error", parsed.error, "frontmatter")], digest
+    try:
+        card, notes = formats.build(PurePath(path), found.root, text, parsed, digest)
+    except formats.CardError as exc:
+        return None, [Problem(path, exc.line, "error", str(exc), "invalid")], digest
+    problems = [Problem(path, None, "warning", note, "guessed") for note in notes]
+    return card, problems, digest
+
+
+def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:
+    """Drop duplicate ids (the first root wins: workspace before config roots before global),
+    then cards whose depends_on is dangling or cyclic, reporting each."""
+    problems: list[Problem] = []
+    by_id: dict[str, Card] = {}
+    for card in cards:
+        kept = by_id.get(card.id)
+        if kept is None:
+            by_id[card.id] = card
+        elif kept.root == card.root:
+            problems.append(Problem(card.path, None, "error",
+                                    f"duplicate id {card.id!r} (also in {kept.path}); rename one",
+                                    "duplicate-id"))
+        else:
+            problems.append(Problem(card.path, None, "warning",
+                                    f"id {card.id!r} is also defined in {kept.path}, which wins",
+                                    "shadowed"))
+    changed = True
+    while changed:
+        changed = False
+        for card_id, card in list(by_id.items()):
+            missing = [dep for dep in card.depends_on if dep not in by_id]
+            if missing:
+                problems.append(Problem(card.path, None, "error",
+                                        f"depends_on names unknown card(s): {', '.join(missing)}",
+                                        "dangling-dependency"))
+                del by_id[card_id]
+                changed = True
+    for cycle in _cycles(by_id):
+        for card_id in cycle:
+            card = by_id.pop(card_id)
+            problems.append(Problem(card.path, None, "error",
+                                    "depends_on forms a cycle: " + " -> ".join(cycle + [cycle[0]]),
+                                    "cyclic-dependency"))
+    kept_cards = [card for card in cards if by_id.get(card.id) is card]
+    return kept_cards, problems
+
+
+def _cycles(by_id: dict[str, Card]) -> list[list[str]]:
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+    for start in sorted(by_id):
+        if state.get(start):
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        path: list[str] = []
+        while stack:
+            node, position = stack.pop()
+            if position == 0:
+                if state.get(node) == 1:
+                    cycle = path[path.index(node):]
+                    if cycle and cycle not in cycles:
+                        cycles.append(cycle)
+                    continue
+                if state.get(node) == 2:
+                    continue
+                state[node] = 1
+                path.append(node)
+            deps = [d for d in by_id[node].depends_on if d in by_id]
+            if position < len(deps):
+                stack.append((node, position + 1))
+                stack.append((deps[position], 0))
+            else:
+                state[node] = 2
+                path.pop()
+    return cycles
+
+
+def dependency_order(cards: list[Card]) -> list[str]:
+    """Ids with every prerequisite before the cards that need it (stable by id otherwise)."""
+    by_id = {card.id: card for card in cards}
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(card_id: str) -> None:
+        if card_id in seen or card_id not in by_id:
+            return
+        seen.add(card_id)
+        for dep in by_id[card_id].depends_on:
+            visit(dep)
+        order.append(card_id)
+
+    for card_id in sorted(by_id):
+        visit(card_id)
+    return order
+
+
+def load_cards(workspace: "Workspace") -> tuple[list[Card], list[Problem]]:
+    """The workspace's routable cards and every problem found, via the compiled index."""
+    from engram import index
+
+    compiled = index.load_or_build(workspace)
+    return compiled.all_cards(), list(compiled.problems)

@@ -1,0 +1,89 @@
+"""Terms for routing: Unicode word tokens on word boundaries, lowercased, stopwords dropped,
+with a light suffix stemmer so "cards" finds "card" while "obsession" never finds "session"."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_WORD: Final = re.compile(r"\w+", re.UNICODE)
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+STOPWORDS: Final = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been
+before being below between both but by can cannot could couldn did didn do does doesn doing
+don down during each else etc even ever every few for from further get gets got had hadn has
+hasn have haven having he her here hers herself him himself his how however i if in into is
+isn it its itself just let lets like ll make makes me might more most much must mustn my
+myself need needs no nor not now of off on once only or other ought our ours ourselves out
+over own please re really same shall she should shouldn so some such than thank thanks that
+the their theirs them themselves then there these they this those through thus to too under
+until up upon us use used uses using ve very via was wasn we were weren what when where
+whether which while who whom why will with within without won would wouldn yes yet you your
+yours yourself yourselves hello hi hey there okay ok sure great good nice cool awesome
+want wants way ways thing things something anything everything one two new
+""".split())
+
+
+def stem(word: str) -> str:
+    """A deliberately small English suffix stripper; both sides of a match use it."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+            word = word[:-1]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+            word = word[:-1]
+    if word.endswith("e") and len(word) > 4:
+        # "route" and "routing" meet at "rout"; "cache" and "caching" at "cach".
+        word = word[:-1]
+    return word
+
+
+def _split_token(token: str) -> tuple[str, ...]:
+    pieces = _CAMEL.sub(" ", token).replace("_", " ").split() if (
+        "_" in token or not token.islower()) else [token]
+    lowered = [piece.lower() for piece in pieces if piece]
+    if len(lowered) > 1:
+        whole = token.lower().strip("_")
+        return (whole, *lowered) if whole else tuple(lowered)
+    return tuple(lowered)
+
+
+def words(text: str) -> list[str]:
+    """Raw lowercased word tokens, split at camelCase and underscores too."""
+    found: list[str] = []
+    for token in _WORD.findall(text):
+        found.extend(_split_token(token))
+    return found
+
+
+_TERM_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def _token_terms(token: str) -> tuple[str, ...]:
+    cached = _TERM_CACHE.get(token)
+    if cached is None:
+        cached = tuple(stem(word) for word in _split_token(token)
+                       if word not in STOPWORDS and not word.isdigit()
+                       and not (len(word) < 2 and word.isascii()))
+        if len(_TERM_CACHE) < 200_000:
+            _TERM_CACHE[token] = cached
+    return cached
+
+
+def terms(text: str) -> list[str]:
+    """Routing terms: stemmed words minus stopwords, digits-only tokens and single letters."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        out.extend(_token_terms(token))
+    return out
