@@ -1,0 +1,114 @@
+"""Claude Code native path rules: one `.claude/rules/engram/<id>.md` per card with `applies_to`.
+
+Claude loads a rule file with `paths:` frontmatter by itself when it reads a matching file, so
+the body reaches the model without a hook; InstructionsLoaded then only records that it did.
+The hook runtime calls `sync_rules` at SessionStart so no stale rule outlives a card change,
+which is why this module imports nothing beyond the standard library and engram.fileio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Iterable
+
+from engram.fileio import atomic_write_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engram.card import Card
+
+RULES_DIR: Final = Path(".claude") / "rules" / "engram"
+# Every generated file carries this line; only such files are ever replaced or removed, and
+# card loaders that read .claude/rules/ can skip them (they are copies of cards).
+GENERATED_MARKER: Final = "<!-- engram:generated"
+_RESERVED: Final = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+_UNSAFE: Final = re.compile(r'[\x00-\x1f<>:"/\\|?*]')
+
+
+def is_safe_id(card_id: str) -> bool:
+    """Can this id name a file inside the rules folder on every platform?"""
+    if not card_id or len(card_id) > 200 or card_id in (".", ".."):
+        return False
+    if ".." in card_id or _UNSAFE.search(card_id) or card_id.startswith("."):
+        return False
+    if card_id.endswith((".", " ")):  # Windows drops them, aliasing another name
+        return False
+    return card_id.split(".", 1)[0].strip().lower() not in _RESERVED
+
+
+def render_rule(card: "Card") -> str:
+    """The rule file for a card: `paths:` frontmatter (its applies_to globs), then the body."""
+    # JSON strings are valid YAML scalars and quote the `*` and `{` globs start with.
+    globs = "".join(f"  - {json.dumps(glob, ensure_ascii=False)}\n" for glob in card.applies_to)
+    title = f"# {card.title.strip()}\n\n" if card.title.strip() else ""
+    body = card.body.strip("\n")
+    return (f"---\npaths:\n{globs}---\n"
+            f"{GENERATED_MARKER} from memory card {card.id}; edit the card, not this file -->\n"
+            f"{title}{body}\n")
+
+
+def _is_generated(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return GENERATED_MARKER in handle.read(4096)
+    except OSError:
+        return False
+
+
+def sync_rules(rules_dir: Path, cards: Iterable["Card"]) -> list[Path]:
+    """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
+    unsafe ids are skipped); returns the paths written or removed. Never raises on I/O."""
+    wanted: dict[str, str] = {}
+    for card in cards:
+        if card.applies_to and is_safe_id(card.id):
+            wanted.setdefault(f"{card.id}.md", render_rule(card))
+    changed: list[Path] = []
+    for name, text in sorted(wanted.items()):
+        path = rules_dir / name
+        try:
+            if path.is_file() and path.read_text(encoding="utf-8") == text:
+                continue
+            if path.exists() and not _is_generated(path):
+                continue  # a file the user put here is theirs
+            atomic_write_text(path, text)
+            changed.append(path)
+        except OSError:
+            continue
+    try:
+        existing = list(os.scandir(rules_dir))
+    except OSError:
+        return changed
+    for entry in existing:
+        if entry.name.endswith(".md") and entry.name not in wanted and entry.is_file():
+            path = Path(entry.path)
+            if _is_generated(path):
+                try:
+                    path.unlink()
+                    changed.append(path)
+                except OSError:
+                    pass
+    return changed
+
+
+def remove_rules(rules_dir: Path, dry_run: bool = False) -> list[Path]:
+    """Remove every generated rule, and the folder when nothing else is left in it."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(rules_dir))
+    except OSError:
+        return removed
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.name.endswith(".md") and entry.is_file() and _is_generated(path):
+            if not dry_run:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    if not dry_run:
+        try:
+            rules_dir.rmdir()
+        except OSError:
+            pass  # the user keeps something of their own there
+    return removed
