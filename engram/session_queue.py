@@ -1,0 +1,112 @@
+"""The opt-in session transcript queue: `<memory dir>/session-queue.json`, a JSON array of
+`{transcript_path, host, session, at}`, newest last.
+
+`enqueue` runs inside the SessionEnd hook, which hosts give a few seconds: stdlib and
+`engram.fileio` only, one lock, one atomic write, and it never raises. The queue holds paths
+and ids, never prompt text (brief, invariant 5). Because a repository could commit a queue
+file, readers treat every entry as untrusted (see `engram.observe`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from engram import fileio
+
+QUEUE_NAME: Final = "session-queue.json"
+LOCK_NAME: Final = ".session-queue.lock"
+MAX_ENTRIES: Final = 50
+LOCK_TIMEOUT: Final = 2.0  # well under the 3 s Codex / 5 s Claude SessionEnd timeouts
+FIELDS: Final = ("transcript_path", "host", "session", "at")
+MAX_FIELD_CHARS: Final = 4096
+# Kept out of Git: the queue (machine paths), review material and evidence (sanitized, but a
+# heuristic sanitizer is no reason to publish by default), lock and temp files.
+IGNORED: Final = ("/session-queue.json", "/.session-queue.lock", "/.session-queue.json.*.tmp",
+                  "/inbox/", "/traces/")
+_IGNORE_HEADER: Final = "# engram: local transcript queue, review inbox and evidence traces"
+
+
+def queue_path(memory_dir: Path) -> Path:
+    return memory_dir / QUEUE_NAME
+
+
+def lock_path(memory_dir: Path) -> Path:
+    return memory_dir / LOCK_NAME
+
+
+def is_entry(value: Any) -> bool:
+    """A well-formed entry: the four fields, all non-empty strings of sane length."""
+    return isinstance(value, dict) and all(
+        isinstance(value.get(k), str) and 0 < len(value[k]) <= MAX_FIELD_CHARS for k in FIELDS
+    )
+
+
+def read_entries(memory_dir: Path) -> list[Any]:
+    """The queue as stored (entries unvalidated); [] when absent or not a JSON array.
+    Callers hold the lock when they mean to write back."""
+    try:
+        data = queue_path(memory_dir).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    if len(data) > 4 * 1024 * 1024:  # a queue of 50 short entries is a few KiB
+        return []
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    return value if isinstance(value, list) else []
+
+
+def write_entries(memory_dir: Path, entries: list[Any]) -> None:
+    """Replace the queue atomically (the caller holds the lock)."""
+    data = json.dumps(entries, indent=1, ensure_ascii=False) + "\n"
+    fileio.atomic_write_text(queue_path(memory_dir), data)
+
+
+def add(entries: list[Any], entry: dict[str, str]) -> list[Any]:
+    """`entries` with `entry` appended: an earlier entry for the same (host, session) and any
+    malformed entry dropped, only the newest MAX_ENTRIES kept."""
+    key = (entry["host"], entry["session"])
+    kept = [e for e in entries if is_entry(e) and (e["host"], e["session"]) != key]
+    kept.append(entry)
+    return kept[-MAX_ENTRIES:]
+
+
+def ensure_ignored(memory_dir: Path) -> None:
+    """Make sure `<memory dir>/.gitignore` ignores the queue, inbox and traces; keeps any
+    lines already there."""
+    path = memory_dir / ".gitignore"
+    try:
+        existing = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = ""
+    present = {line.strip() for line in existing.splitlines()}
+    missing = [line for line in IGNORED if line not in present]
+    if not missing:
+        return
+    text = existing
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if _IGNORE_HEADER not in present:
+        text += _IGNORE_HEADER + "\n"
+    text += "\n".join(missing) + "\n"
+    fileio.atomic_write_text(path, text)
+
+
+def enqueue(memory_dir: Path, *, transcript_path: str, host: str, session: str, at: str) -> None:
+    """Append one SessionEnd capture to the queue under the lock. Never raises: a failure
+    only loses this capture, and the host must not notice."""
+    try:
+        entry = {"transcript_path": str(transcript_path), "host": str(host),
+                 "session": str(session), "at": str(at)}
+        if not is_entry(entry):
+            return
+        memory_dir.mkdir(parents=True, exist_ok=True)
+        with fileio.exclusive_lock(lock_path(memory_dir), timeout=LOCK_TIMEOUT):
+            write_entries(memory_dir, add(read_entries(memory_dir), entry))
+            ensure_ignored(memory_dir)
+    except Exception:  # noqa: BLE001 - the hook path fails open by design
+        return
+
