@@ -44,8 +44,12 @@ def _key(path: Path) -> str:
     return hashlib.sha1(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+def backup_root() -> Path:
+    return paths.state_dir() / "backups"
+
+
 def backup_dir(path: Path) -> Path:
-    return paths.state_dir() / "backups" / f"{_key(target_of(path))}-{path.name}"
+    return backup_root() / f"{_key(target_of(path))}-{path.name}"
 
 
 def _backup(target: Path, data: bytes) -> Path:

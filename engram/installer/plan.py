@@ -4,7 +4,7 @@ and the link / unlink / upgrade of one host in one scope, as a Change record."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,13 +40,13 @@ class Change:
     fix: str = ""
     backup: Path | None = None
     dry_run: bool = False
-    notes: tuple[str, ...] = field(default=())
+    kind: str = "config"  # "config" (a host config file) | "rules" (Claude's rule folder)
 
     def to_json(self) -> dict[str, Any]:
         return {"host": self.host, "scope": self.scope, "path": str(self.path),
                 "action": self.action, "entries": self.entries, "events": list(self.events),
                 "message": self.message, "fix": self.fix, "dry_run": self.dry_run,
-                "backup": str(self.backup) if self.backup else None, "notes": list(self.notes)}
+                "backup": str(self.backup) if self.backup else None, "kind": self.kind}
 
 
 def config_path(host: Host, global_scope: bool, project_root: Path) -> Path:

@@ -1,0 +1,18 @@
+"""`engram unlink HOST|all`: remove engram's entries, and only those, from host configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engram.installer import ops
+
+
+def run(host: str, global_scope: bool = False, dry_run: bool = False, as_json: bool = False,
+        cwd: Path | None = None) -> int:
+    cwd = (cwd or Path.cwd()).resolve()
+    targets = ops.resolve(host)
+    changes = []
+    for target in targets:
+        changes += ops.unlink_one(target, cwd, global_scope, dry_run)
+    return ops.report("unlink", changes, cwd, as_json, dry_run=dry_run,
+                      quiet_absent=len(targets) > 1)

@@ -1,0 +1,25 @@
+"""`engram upgrade`: bring every linked host, project and global, to the current definitions.
+Entries written by earlier versions are recognised and replaced; missing events are added; an
+existing SessionEnd entry is kept and a missing one is never added (it is opt-in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from engram import hosts
+from engram.installer import ops
+
+
+def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False) -> int:
+    cwd = (cwd or Path.cwd()).resolve()
+    changes = []
+    for host in hosts.registry():
+        for global_scope in (False, True):
+            changes += ops.upgrade_one(host, cwd, global_scope, dry_run)
+    if not changes and not as_json:
+        typer.echo("nothing to upgrade: no host is linked here or globally "
+                   "(run `engram link HOST` first)")
+        return 0
+    return ops.report("upgrade", changes, cwd, as_json, dry_run=dry_run)
