@@ -1,0 +1,123 @@
+"""`engram doctor`: per host, what is configured and what was observed firing; the workspace's
+memory roots, lint summary, read and proof modes. Exit 1 when something is broken."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from engram import hosts, workspace
+from engram.installer import health
+from engram.installer.ops import ENVELOPE_VERSION, display, project_root
+
+
+def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
+    if ws is None:
+        return {"available": False, "errors": 0, "warnings": 0, "reason": "no workspace"}
+    try:
+        from engram.lint import lint_workspace
+    except ImportError:
+        return {"available": False, "errors": 0, "warnings": 0, "reason": "lint unavailable"}
+    try:
+        problems = lint_workspace(ws)
+    except Exception as exc:  # a lint bug must not hide the host report
+        return {"available": False, "errors": 0, "warnings": 0, "reason": f"lint failed: {exc}"}
+    return {"available": True, "reason": "",
+            "errors": sum(1 for p in problems if getattr(p, "severity", "") == "error"),
+            "warnings": sum(1 for p in problems if getattr(p, "severity", "") == "warning")}
+
+
+def collect(cwd: Path) -> dict[str, Any]:
+    """The whole report as the versioned JSON envelope `doctor --json` prints."""
+    ws = workspace.load(cwd)
+    settings = ws.settings if ws else {}
+    rules = str(settings.get("hooks.path_rules", "native"))
+    root = project_root(cwd)
+    rows = []
+    for host in hosts.registry():
+        item: dict[str, Any] = {"host": host.name, "display_name": host.display_name,
+                                "supported": host.supported, "reason": host.reason,
+                                "configured": [], "observed": health.observed(host)}
+        if host.supported and host.install:
+            item["configured"] = [health.inspect(host, root, g, rules).to_json()
+                                  for g in (False, True)]
+        rows.append(item)
+    problems = [{"host": r["host"], "scope": c["scope"], "path": c["path"],
+                 "problem": c["problem"], "fix": c["fix"]}
+                for r in rows for c in r["configured"] if c["broken"]]
+    return {
+        "version": ENVELOPE_VERSION,
+        "ok": not problems,
+        "workspace": {
+            "root": str(ws.root) if ws else None,
+            "memory_roots": [{"path": str(r.path), "scope": r.scope} for r in ws.roots] if ws else [],
+            "read": settings.get("read", "auto"),
+            "proof": settings.get("proof", "off"),
+            "path_rules": rules,
+            "warnings": list(ws.warnings) if ws else [],
+        },
+        "lint": _lint(ws),
+        "hosts": rows,
+        "problems": problems,
+    }
+
+
+def _observed_text(events: dict[str, Any]) -> str:
+    if not events:
+        return "never observed"
+    parts = []
+    for name, info in sorted(events.items()):
+        parts.append(f"{name} x{info.get('count', '?')} (last {info.get('last_fired', '?')}, "
+                     f"{info.get('last_bytes', '?')} bytes)")
+    return "; ".join(parts)
+
+
+def _configured_text(row: dict[str, Any], cwd: Path) -> str:
+    where = display(Path(row["path"]), cwd)
+    if row["state"] == "not linked":
+        return f"{row['scope']}: not linked ({where}{'' if row['exists'] else ', absent'})"
+    text = f"{row['scope']}: {row['state']} {where}"
+    if row["present"]:
+        text += f"; present: {', '.join(row['present'])}"
+    if row["problem"]:
+        text += f"; BROKEN: {row['problem']}"
+    return text
+
+
+def run(as_json: bool = False, cwd: Path | None = None) -> int:
+    cwd = (cwd or Path.cwd()).resolve()
+    report = collect(cwd)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return 0 if report["ok"] else 1
+    ws = report["workspace"]
+    typer.echo(f"workspace: {ws['root'] or 'none (no .git, .agents/.engram or .agents/engram.json above)'}")
+    for root in ws["memory_roots"]:
+        typer.echo(f"  memory root ({root['scope']}): {display(Path(root['path']), cwd)}")
+    if ws["root"] and not ws["memory_roots"]:
+        typer.echo("  no memory roots (create .agents/.engram/)")
+    typer.echo(f"  read: {ws['read']}   proof: {ws['proof']}   path rules: {ws['path_rules']}")
+    for warning in ws["warnings"]:
+        typer.echo(f"  warning: {warning}")
+    lint = report["lint"]
+    typer.echo(f"lint: {lint['errors']} errors, {lint['warnings']} warnings" if lint["available"]
+               else f"lint: {lint['reason']}")
+    typer.echo("")
+    for row in report["hosts"]:
+        if not row["supported"]:
+            typer.echo(f"{row['host']}: not supported (see `engram link {row['host']}`)")
+            continue
+        typer.echo(f"{row['host']} ({row['display_name']})")
+        for configured in row["configured"]:
+            typer.echo(f"  configured  {_configured_text(configured, cwd)}")
+        typer.echo(f"  observed    {_observed_text(row['observed'])}")
+    if report["problems"]:
+        typer.echo("")
+        for problem in report["problems"]:
+            typer.echo(f"BROKEN {problem['host']} ({problem['scope']}): {problem['problem']}\n"
+                       f"  fix: {problem['fix']}")
+        return 1
+    return 0

@@ -1,0 +1,151 @@
+"""What `doctor` checks about one host: what its config holds (configured) and what the hook
+runtime saw firing (observed), kept apart because a perfect config can still never fire."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from engram import paths
+from engram.hosts import Host
+from engram.installer import command
+from engram.installer.formats import FORMATS, Found, Ours
+from engram.installer.plan import Options, config_path, desired_entries, ours_for
+from engram.installer.filedance import target_of
+
+# A timeout this large in a seconds field was almost certainly meant as milliseconds (the
+# predecessor's 10000 = 2.8 hours); this small in a milliseconds field, as seconds.
+MAX_SECONDS: Final = 600
+MIN_MILLISECONDS: Final = 1000
+
+
+@dataclass(frozen=True)
+class Configured:
+    host: str
+    scope: str
+    path: Path
+    exists: bool
+    state: str  # linked | partial | stale | not linked | unreadable
+    present: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    command_resolvable: bool | None = None
+    timeout_unit_ok: bool | None = None
+    problem: str = ""
+    fix: str = ""
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.problem)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scope": self.scope, "path": str(self.path), "exists": self.exists,
+                "state": self.state, "present": list(self.present), "stale": list(self.stale),
+                "missing": list(self.missing), "command_resolvable": self.command_resolvable,
+                "timeout_unit_ok": self.timeout_unit_ok, "broken": self.broken,
+                "problem": self.problem, "fix": self.fix}
+
+
+def timeout_ok(handler: dict[str, Any], unit: str) -> bool:
+    value = handler.get("timeout")
+    if value is None:
+        return True
+    if unit == "none" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return value <= MAX_SECONDS if unit == "seconds" else value >= MIN_MILLISECONDS
+
+
+def _link_command(host: Host, global_scope: bool) -> str:
+    return f"engram link {host.name}" + (" --global" if global_scope else "")
+
+
+def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str) -> Configured:
+    scope = "global" if global_scope else "project"
+    path = config_path(host, global_scope, project_root)
+    base = dict(host=host.name, scope=scope, path=path)
+    fmt = FORMATS[host.install["format"]]
+    try:
+        text = target_of(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Configured(exists=False, state="not linked", **base)
+    except (OSError, UnicodeDecodeError) as exc:
+        return Configured(exists=True, state="unreadable", problem=f"cannot read: {exc}",
+                          fix=f"check the file {path}", **base)
+    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
+    try:
+        document = fmt.load(text)
+        if hasattr(fmt, "validate"):
+            fmt.validate(document, bare)
+        found = fmt.found(document, bare)
+    except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
+        return Configured(exists=True, state="unreadable", problem=f"does not parse: {exc}",
+                          fix=f"fix {path}, then run `{_link_command(host, global_scope)}`",
+                          **base)
+    if not found:
+        return Configured(exists=True, state="not linked", **base)
+    options = Options(session_end=any(f.event == "SessionEnd" for f in found),
+                      path_rules=path_rules, global_scope=global_scope)
+    if host.install["format"] == "plugin":
+        current = fmt.merge(document, ours_for(host, options)) == document
+        state = "linked" if current else "stale"
+        resolvable = command.is_resolvable(command.hook_command(host.name))
+        return _finish(host, global_scope, Configured(
+            exists=True, state=state, present=("plugin",) if current else (),
+            stale=() if current else ("plugin",), command_resolvable=resolvable,
+            timeout_unit_ok=True, **base))
+    wanted = {e.event: e for e in desired_entries(host, options, command.hook_command(host.name))}
+    present, stale = [], []
+    seen: set[str] = set()
+    for item in found:
+        want = wanted.get(item.event)
+        if want and item.event not in seen and _matches(item, want.as_dict(), want.matcher):
+            present.append(item.event)
+            seen.add(item.event)
+        else:
+            stale.append(item.event)
+    missing = tuple(e for e in wanted if e not in {f.event for f in found})
+    unit = str(host.install.get("timeout_unit", "none"))
+    state = "linked" if not stale and not missing else ("stale" if stale else "partial")
+    return _finish(host, global_scope, Configured(
+        exists=True, state=state, present=tuple(present), stale=tuple(stale), missing=missing,
+        command_resolvable=all(command.is_resolvable(str(f.handler.get("command"))) for f in found),
+        timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found), **base))
+
+
+def _matches(item: Found, want: dict[str, Any], matcher: str | None) -> bool:
+    return item.matcher == matcher and all(item.handler.get(k) == v for k, v in want.items()) \
+        and not ("timeout" in item.handler and "timeout" not in want)
+
+
+def _finish(host: Host, global_scope: bool, row: Configured) -> Configured:
+    problems = []
+    if row.command_resolvable is False:
+        problems.append("the hook command no longer resolves")
+    if row.timeout_unit_ok is False:
+        problems.append(f"a timeout is not in {host.install.get('timeout_unit')}")
+    if row.stale:
+        problems.append("stale entries: " + ", ".join(row.stale))
+    if row.missing:
+        problems.append("missing entries: " + ", ".join(row.missing))
+    if not problems:
+        return row
+    # upgrade rewrites commands, timeouts and matchers and adds missing events, in every scope
+    return Configured(**{**row.__dict__, "problem": "; ".join(problems), "fix": "engram upgrade"})
+
+
+def observed(host: Host) -> dict[str, dict[str, Any]]:
+    """What the hook runtime recorded for this host; {} when never observed or unreadable."""
+    try:
+        data = json.loads((paths.state_dir() / "observed.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    events: dict[str, dict[str, Any]] = {}
+    for name in host.names:
+        entry = data.get(name)
+        if isinstance(entry, dict):
+            events.update({k: v for k, v in entry.items() if isinstance(v, dict)})
+    return events
