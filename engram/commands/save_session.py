@@ -1,0 +1,42 @@
+"""`engram save-session`: promote a reviewed inbox note into a memory card."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from engram import promote, workspace
+from engram.errors import EngramError
+
+
+def _editor() -> promote.Editor:
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if command and sys.stdin.isatty():
+        return promote.program_editor(command)
+    return promote.stream_editor(sys.stdin, sys.stdout)
+
+
+def run(*, file: Path, yes: bool, cwd: Path) -> int:
+    space = workspace.load(cwd)
+    if space is None:
+        raise EngramError("no workspace here (no .agents/.engram, .agents/engram.json or .git)",
+                          "run it inside a repository or pass --cwd")
+    path = file if file.is_absolute() else cwd / file
+    try:
+        info = os.lstat(path)
+    except OSError:
+        raise EngramError(f"no such inbox file: {file}") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > promote.MAX_WRAPPER_BYTES:
+        raise EngramError(f"{file} is not a regular inbox file of at most 8 MiB")
+    wrapper = promote.read_wrapper(path.read_text(encoding="utf-8", errors="replace"))
+    written = promote.promote(wrapper, space.memory_dir, yes=yes, stdin=sys.stdin,
+                              stdout=sys.stdout, editor=_editor())
+    for target in written:
+        sys.stdout.write(f"WROTE {target.relative_to(space.root).as_posix()}\n")
+    if not written:
+        sys.stdout.write("nothing written\n")
+    else:
+        sys.stdout.write(f"The inbox file stays for reference; delete it when done: {file}\n")
+    return 0
