@@ -1,0 +1,173 @@
+"""The value-shaped secret detector: every kind found and redacted, ordinary prose and code
+left alone, bounded on adversarial input, and redaction never leaves a planted secret."""
+
+from __future__ import annotations
+
+import string
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.secrets import find_secrets, is_secret_name, marker, redact
+
+# (kind, text, the secret value that must disappear). Values are fake but shaped like real ones.
+PLANTED = [
+    ("aws-access-key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("assigned-secret", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("github-token", "export GH=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+     "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"),
+    ("github-token", "use github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz here",
+     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    ("openai-key", 'client = OpenAI(api_key="sk-proj-Ab3dEfGhIjKlMnOpQrStUvWx1234567890")',
+     "sk-proj-Ab3dEfGhIjKlMnOpQrStUvWx1234567890"),
+    ("anthropic-key", "key sk-ant-api03-AbCdEf0123456789_ghIJklMNopQRstUVwx-yz",
+     "sk-ant-api03-AbCdEf0123456789_ghIJklMNopQRstUVwx-yz"),
+    ("slack-token", "token xoxb-1234567890-abcdefghij1 in the bot", "xoxb-1234567890-abcdefghij1"),
+    ("slack-webhook", "post to https://hooks.slack.com/services/T0000/B0000/XXXXabcdXXXXabcd1234",
+     "T0000/B0000/XXXXabcdXXXXabcd1234"),
+    ("google-api-key", "maps AIzaSyA1234567890abcdefghijklmnopqrstuv",
+     "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+    ("stripe-key", "stripe.api_key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("jwt", "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("url-password", "DATABASE_URL=postgres://admin:s3cr3tPa55@db.internal:5432/app", "s3cr3tPa55"),
+    ("assigned-secret", "DB_PASSWORD=hunter22", "hunter22"),
+    ("assigned-secret", '  "clientSecret": "Zx81kLmQ9vTw"', "Zx81kLmQ9vTw"),
+    ("assigned-secret", "STRIPE_WEBHOOK_TOKEN: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    ("bearer-token", 'curl -H "Authorization: Bearer abcDEF123456ghiJKL789mno"',
+     "abcDEF123456ghiJKL789mno"),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+     "-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA-truncated",
+     "MIIEowIBAAKCAQEA-truncated"),
+]
+
+
+@pytest.mark.parametrize("kind,text,secret", PLANTED)
+def test_each_kind_is_found_and_redacted(kind: str, text: str, secret: str) -> None:
+    hits = find_secrets(text)
+    assert [h.kind for h in hits] == [kind]
+    redacted = redact(text)
+    assert secret not in redacted
+    assert marker(kind) in redacted
+
+
+def test_assignment_keeps_the_name_and_redacts_only_the_value() -> None:
+    assert redact("API_KEY=Zx81kLmQ9vTw1") == "API_KEY=[REDACTED:assigned-secret]"
+    assert redact("postgres://u:pa55Word@h/db") == "postgres://u:[REDACTED:url-password]@h/db"
+
+
+def test_hits_carry_line_numbers_and_offsets() -> None:
+    text = "intro\n\nDB_PASSWORD=hunter22\nok\nkey AKIAIOSFODNN7EXAMPLE"
+    hits = find_secrets(text)
+    assert [(h.line, h.kind) for h in hits] == [(3, "assigned-secret"), (5, "aws-access-key")]
+    assert [text[h.start:h.end] for h in hits] == ["hunter22", "AKIAIOSFODNN7EXAMPLE"]
+
+
+def test_an_assignment_hidden_behind_another_is_still_found() -> None:
+    assert find_secrets("config: API_KEY=abc123XYZdef")[0].kind == "assigned-secret"
+
+
+NOT_SECRETS = """
+Use sk-learn-compatible-estimators for this. The primary_key = user_id.
+SORT_KEY=created_at
+password: str
+api_key = os.environ["API_KEY"]
+SECRET_KEY = settings.SECRET_KEY
+TOKEN = None
+postgres://user:password@localhost/db
+postgres://user:${DB_PASSWORD}@localhost/db
+cache_key = f"user:{id}"
+PUBLIC_KEY=ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ
+token: ${{ secrets.GITHUB_TOKEN }}
+MAX_TOKENS=4096
+The key: remember to run tests. Password policy: min 12 chars.
+ssh_key = ~/.ssh/id_rsa
+def get_token(self): return self._token
+headers = {"Authorization": f"Bearer {token}"}
+Bearer authentication-required-here-always
+commit 3f2a9c8e1b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f and uuid 89911e3f-d66a-438d-a2b9-8e2499b304dd
+API_KEY=your-api-key-here
+GITHUB_TOKEN=<token>
+AWS_SECRET_ACCESS_KEY=xxxxxxxxxxxxxxxxxxxx
+Set `OPENAI_API_KEY` in your environment; never commit it.
+primaryKey: "id", sortKey: "createdAt"
+"""
+
+
+def test_ordinary_prose_and_code_are_not_flagged() -> None:
+    assert [(h.kind, NOT_SECRETS[h.start:h.end]) for h in find_secrets(NOT_SECRETS)] == []
+
+
+def test_real_source_files_are_not_flagged() -> None:
+    import engram.config
+    import engram.observe
+    import engram.promote
+
+    for module in (engram.config, engram.observe, engram.promote):
+        text = open(module.__file__, encoding="utf-8").read()  # type: ignore[arg-type]
+        assert find_secrets(text) == [], module.__name__
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("API_KEY", True), ("aws_secret_access_key", True), ("GITHUB_TOKEN", True),
+    ("DB_PASSWORD", True), ("passwordHash", True), ("clientSecret", True), ("apiKey", True),
+    ("PUBLIC_KEY", False), ("SORT_KEY", False), ("MAX_TOKENS", False), ("key", False),
+    ("TOKEN_URL", False), ("primaryKey", False), ("KEY_PATH", False),
+])
+def test_secret_names(name: str, expected: bool) -> None:
+    assert is_secret_name(name) is expected
+
+
+def test_redact_is_idempotent_and_leaves_nothing_to_find() -> None:
+    text = "\n".join(t for _, t, _ in PLANTED)
+    once = redact(text)
+    assert redact(once) == once
+    assert find_secrets(once) == []
+    for _, _, secret in PLANTED:
+        assert secret not in once
+
+
+@pytest.mark.parametrize("text", [
+    "a=" * 100_000, "a:" * 100_000, "a_key=b" * 30_000, "x_key= " * 30_000,
+    "-----BEGIN PRIVATE KEY-----" * 5_000, "x://" + ":" * 100_000, "eyJ" + "a." * 100_000,
+    "Bearer " * 30_000, "sk-" * 60_000, "A" * 63 + "_KEY=" + "b" * 100_000,
+])
+def test_adversarial_input_is_bounded(text: str) -> None:
+    # No clock assertions (they flake); a catastrophic pattern would hang this test instead.
+    find_secrets(text)
+    redact(text)
+
+
+def test_import_is_light() -> None:
+    code = ("import sys, engram.secrets; "
+            "print(','.join(sorted(m for m in sys.modules if m.startswith('engram'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "engram,engram.secrets"
+
+
+_SEPARATORS = st.sampled_from([" ", "\n", "\t", " : ", "\n\n", ". "])
+_PROSE = st.text(alphabet=string.ascii_letters + string.digits + " .,:;=_-/\n'\"", max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_PROSE, after=_PROSE, planted=st.sampled_from(PLANTED), left=_SEPARATORS,
+       right=_SEPARATORS)
+def test_redact_never_leaves_a_planted_secret(before: str, after: str, planted: tuple[str, str, str],
+                                              left: str, right: str) -> None:
+    _, text, secret = planted
+    document = before + left + text + right + after
+    redacted = redact(document)
+    assert secret not in redacted
+    assert redact(redacted) == redacted
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_redact_is_total_and_idempotent_on_any_text(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
