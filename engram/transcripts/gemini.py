@@ -5,7 +5,8 @@ The file is a log of updates: a metadata line (`sessionId`, `projectHash`), mess
 (the initial `messages` list among them). A record written again under the same id replaces
 the earlier one (the tool-call update of a model turn). The first user record is the CLI's
 `<session_context>`; tool results come back as user records of `functionResponse` parts.
-Hook output sits inside the prompt as `<hook_context>` blocks, which the sanitizer strips.
+Hook output sits inside the prompt as `<hook_context>` blocks; they are stripped here (and
+again by the sanitizer).
 Older versions wrote one JSON document with a `messages` list; that is read too.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from engram.sanitize import strip_hook_context
 from engram.transcripts import Builder, Transcript, json_lines
 
 _ROLES: Final = {"user": "user", "gemini": "assistant", "model": "assistant"}
@@ -65,7 +67,7 @@ def parse(text: str) -> Transcript:
     for key in order:
         record = records[key]
         role = _ROLES[record["type"]]
-        texts = [t for t in _texts(record.get("content"))
+        texts = [strip_hook_context(t) for t in _texts(record.get("content"))
                  if not t.lstrip().startswith("<session_context>")]
         builder.add(role, "\n\n".join(texts), record.get("timestamp"))
     return builder.build()
