@@ -62,6 +62,11 @@ class Found:
     handler: dict[str, Any] = field(hash=False)
 
 
+def same_matcher(a: object, b: object) -> bool:
+    """Matchers that select the same events: no matcher, "" and "*" all match everything."""
+    return (a in (None, "", "*") and b in (None, "", "*")) or a == b
+
+
 def _updated(existing: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in existing.items() if k not in MANAGED_KEYS and k not in want}
     return {**want, **extra}
@@ -121,21 +126,14 @@ class _JsonFormat:
     def render(self, text: str | None, document: dict[str, Any], ours: Ours) -> str | None:
         if self._is_empty(document, ours):
             return None  # nothing of ours or theirs is left: remove the file engram made
-        if text is None or not text.strip() or not self.load(text):
+        if text is None or not text.strip():
             return jsonc.render_fresh(document)
-        before = self.load(text)
-        _, _, members = jsonc.members(text)
-        spans = {m.key: m for m in members}
-        for key in (*dict(ours.wrapper), ours.container):
-            if before.get(key) == document.get(key) and (key in before) == (key in document):
-                continue
-            member = spans.get(key)
-            if member and jsonc.has_comments(text, member.value_start, member.value_end):
-                raise ShapeError(key, "holds comments that rewriting it would lose",
-                                 f'move the comments out of "{key}", or add the entries by hand')
-            text = jsonc.set_member(text, key, document[key]) if key in document \
-                else jsonc.remove_member(text, key)
-        return text
+        try:
+            return jsonc.patch(text, self.load(text), document)
+        except jsonc.CommentLoss as exc:
+            raise ShapeError(ours.container, f"has a comment near line {exc.line} that this "
+                             "change would delete", "move that comment elsewhere in the file, "
+                             "or add engram's entries by hand") from None
 
 
 class MatcherGroups(_JsonFormat):
@@ -167,7 +165,7 @@ class MatcherGroups(_JsonFormat):
                         kept.append(handler)
                         continue
                     want = desired.get(event)
-                    if want and event not in placed and group.get("matcher") == want.matcher:
+                    if want and event not in placed and same_matcher(group.get("matcher"), want.matcher):
                         placed.add(event)
                         updated = _updated(handler, want.as_dict())
                         touched |= updated != handler or list(updated) != list(handler)

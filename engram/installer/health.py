@@ -11,7 +11,7 @@ from typing import Any, Final
 from engram import paths
 from engram.hosts import Host
 from engram.installer import command
-from engram.installer.formats import FORMATS, Found, Ours
+from engram.installer.formats import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import Options, config_path, desired_entries, ours_for
 from engram.installer.filedance import target_of
 
@@ -115,7 +115,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str)
 
 
 def _matches(item: Found, want: dict[str, Any], matcher: str | None) -> bool:
-    return item.matcher == matcher and all(item.handler.get(k) == v for k, v in want.items()) \
+    return same_matcher(item.matcher, matcher) and all(item.handler.get(k) == v for k, v in want.items()) \
         and not ("timeout" in item.handler and "timeout" not in want)
 
 

@@ -1,15 +1,16 @@
 """JSON (and JSON with comments) config files, edited in place.
 
-engram changes only the top-level members it owns (`hooks`, Cursor's `version`): their text is
-replaced, inserted or removed and every other byte of the file is kept, so comments, key order
-and the user's formatting elsewhere survive. A comment *inside* a member engram must rewrite
-would be lost, so that case is refused (the caller says so) rather than silently dropped.
+`patch(text, before, after)` turns a change of the parsed value into the smallest text edits:
+only members and array elements that differ are inserted, removed or replaced, and every other
+byte of the file is kept, so comments, key order and the user's formatting survive, and
+link-then-unlink gives back the original bytes. An edit that would delete or rewrite a comment
+raises CommentLoss instead of dropping it silently.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _WS = " \t\r\n\ufeff"
@@ -26,14 +27,6 @@ class Token:
     kind: str  # "str" | "punct" | "lit" | "comment"
     start: int
     end: int
-
-
-@dataclass(frozen=True)
-class Member:
-    key: str
-    key_start: int
-    value_start: int
-    value_end: int
 
 
 def _line(text: str, pos: int) -> int:
@@ -115,38 +108,50 @@ def parse(text: str) -> Any:
         raise JsoncError(exc.msg, exc.lineno) from None
 
 
-def _skip_value(text: str, code: list[Token], k: int) -> int:
-    """Index of the last token of the value starting at code[k]."""
-    depth = 0
-    while k < len(code):
-        ch = text[code[k].start]
-        if code[k].kind == "punct" and ch in "{[":
-            depth += 1
-        elif code[k].kind == "punct" and ch in "}]":
-            depth -= 1
-        if depth == 0:
-            return k
-        k += 1
-    raise JsoncError("unexpected end of file", _line(text, len(text)))
+class CommentLoss(ValueError):
+    """An edit would delete or rewrite a comment."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"a comment near line {line} would be lost")
+        self.line = line
 
 
-def members(text: str) -> tuple[int, int, list[Member]]:
-    """(open brace, close brace, members) of the top-level object. Call after parse()."""
-    code = [t for t in tokens(text) if t.kind != "comment"]
-    if not code or text[code[0].start] != "{":
-        raise JsoncError("the file does not hold a JSON object", 1)
-    found: list[Member] = []
-    k = 1
-    while text[code[k].start] != "}":
-        key_tok = code[k]
-        if key_tok.kind == "punct" and text[key_tok.start] == ",":  # trailing comma
+@dataclass
+class Node:
+    kind: str  # "object" | "array" | "scalar"
+    start: int
+    end: int  # one past the closing bracket or the scalar
+    items: list["Node"] = field(default_factory=list)  # array elements, or member values
+    keys: list[str] = field(default_factory=list)  # object member keys
+    key_starts: list[int] = field(default_factory=list)
+
+
+def _tree(text: str, code: list[Token], k: int) -> tuple[Node, int]:
+    tok = code[k]
+    ch = text[tok.start]
+    if tok.kind != "punct" or ch not in "{[":
+        return Node("scalar", tok.start, tok.end), k + 1
+    node = Node("object" if ch == "{" else "array", tok.start, tok.start)
+    close = "}" if ch == "{" else "]"
+    k += 1
+    while text[code[k].start] != close or code[k].kind != "punct":
+        if text[code[k].start] == "," and code[k].kind == "punct":
             k += 1
             continue
-        last = _skip_value(text, code, k + 2)
-        found.append(Member(json.loads(text[key_tok.start:key_tok.end]), key_tok.start,
-                            code[k + 2].start, code[last].end))
-        k = last + 1
-    return code[0].start, code[k].start, found
+        if node.kind == "object":
+            node.keys.append(json.loads(text[code[k].start:code[k].end]))
+            node.key_starts.append(code[k].start)
+            k += 2  # the key and its colon
+        child, k = _tree(text, code, k)
+        node.items.append(child)
+    node.end = code[k].end
+    return node, k + 1
+
+
+def tree(text: str) -> Node:
+    """The span tree of a document that parse() accepted."""
+    code = [t for t in tokens(text) if t.kind != "comment"]
+    return _tree(text, code, 0)[0]
 
 
 def _newline(text: str) -> str:
@@ -164,7 +169,13 @@ def _indent_unit(text: str) -> str:
 def _line_indent(text: str, pos: int) -> str:
     start = text.rfind("\n", 0, pos) + 1
     prefix = text[start:pos]
-    return prefix if not prefix.strip() else prefix[: len(prefix) - len(prefix.lstrip())]
+    return prefix[: len(prefix) - len(prefix.lstrip(" \t"))]
+
+
+def _own_line_start(text: str, pos: int) -> int:
+    """Where the line holding `pos` starts, if only blanks precede `pos` on it; else `pos`."""
+    start = text.rfind("\n", 0, pos) + 1
+    return start if not text[start:pos].strip() else pos
 
 
 def dumps(value: Any, unit: str = "  ", base: str = "", newline: str = "\n") -> str:
@@ -177,52 +188,138 @@ def render_fresh(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def set_member(text: str, key: str, value: Any) -> str:
-    """`text` with top-level `key` set to `value`; every other byte kept."""
-    _, close, found = members(text)
-    newline, unit = _newline(text), _indent_unit(text)
-    for member in found:
-        if member.key == key:
-            base = _line_indent(text, member.key_start)
-            return (text[: member.value_start] + dumps(value, unit, base, newline)
-                    + text[member.value_end:])
-    entry_indent = _line_indent(text, found[0].key_start) if found else unit
-    rendered = f'{json.dumps(key)}: {dumps(value, unit, entry_indent, newline)}'
-    if not found:
-        return text[:close].rstrip(_WS) + f"{newline}{entry_indent}{rendered}{newline}" + text[close:]
-    last = found[-1]
-    after_last = text[last.value_end:close]
-    has_trailing_comma = after_last.lstrip(_WS).startswith(",")
-    head = text[: last.value_end] + ("" if has_trailing_comma else ",")
-    middle = text[last.value_end:close].rstrip(_WS)
-    # Keep the file's own style: a file that ends its members with a comma gets one after ours.
-    tail_comma = "," if has_trailing_comma else ""
-    return (head + middle + f"{newline}{entry_indent}{rendered}{tail_comma}{newline}"
-            + text[close:].lstrip(" \t"))
+class _Patcher:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.newline = _newline(text)
+        self.unit = _indent_unit(text)
+        self.edits: list[tuple[int, int, str]] = []
+        toks = tokens(text)
+        self.comments = [t for t in toks if t.kind == "comment"]
+        self.code = [t for t in toks if t.kind != "comment"]
 
+    def edit(self, start: int, end: int, replacement: str) -> None:
+        for comment in self.comments:
+            if start < comment.end and comment.start < end:
+                raise CommentLoss(_line(self.text, comment.start))
+        self.edits.append((start, end, replacement))
 
-def remove_member(text: str, key: str) -> str:
-    """`text` without top-level `key` (and the comma that went with it)."""
-    _, _, found = members(text)
-    index = next((i for i, m in enumerate(found) if m.key == key), None)
-    if index is None:
+    def apply(self) -> str:
+        text = self.text
+        for start, end, replacement in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+            text = text[:start] + replacement + text[end:]
         return text
-    member = found[index]
-    line_start = text.rfind("\n", 0, member.key_start) + 1
-    start = line_start if not text[line_start:member.key_start].strip() else member.key_start
-    code = [t for t in tokens(text) if t.kind != "comment"]
-    after = next(t for t in code if t.start >= member.value_end)
-    comma_before: int | None = None
-    end = member.value_end
-    if text[after.start] == ",":  # not the last member, or a trailing comma: take it along
-        end = after.end
-    elif index > 0:  # the last member: the comma after the previous value goes instead
-        comma_before = next(t.start for t in code if t.start >= found[index - 1].value_end)
-    tail = text[end:]
-    tail_stripped = tail.lstrip(" \t")
-    if start == line_start and tail_stripped.startswith(("\r\n", "\n")):
-        end += len(tail) - len(tail_stripped) + (2 if tail_stripped.startswith("\r\n") else 1)
-    result = text[:start] + text[end:]
-    if comma_before is not None:
-        result = result[:comma_before] + result[comma_before + 1:]
-    return result
+
+    def render(self, value: Any, base: str, multiline: bool) -> str:
+        if multiline:
+            return dumps(value, self.unit, base, self.newline)
+        return json.dumps(value, ensure_ascii=False)
+
+    def diff(self, node: Node, before: Any, after: Any) -> None:
+        if before == after and type(before) is type(after):
+            return
+        if node.kind == "object" and isinstance(before, dict) and isinstance(after, dict):
+            self._diff_object(node, before, after)
+        elif node.kind == "array" and isinstance(before, list) and isinstance(after, list):
+            self._diff_array(node, before, after)
+        else:
+            self.replace(node, after)
+
+    def replace(self, node: Node, value: Any) -> None:
+        multiline = "\n" in self.text[node.start:node.end] or node.kind == "scalar"
+        self.edit(node.start, node.end,
+                  self.render(value, _line_indent(self.text, node.start), multiline))
+
+    def _diff_object(self, node: Node, before: dict[str, Any], after: dict[str, Any]) -> None:
+        removed = [i for i, key in enumerate(node.keys) if key not in after]
+        for i, key in enumerate(node.keys):
+            if key in after:
+                self.diff(node.items[i], before[key], after[key])
+        added = [(json.dumps(k, ensure_ascii=False), after[k]) for k in after if k not in before]
+        self._splice(node, removed, added, starts=node.key_starts)
+
+    def _diff_array(self, node: Node, before: list[Any], after: list[Any]) -> None:
+        import difflib
+
+        canon = [json.dumps(v, sort_keys=True) for v in before]
+        wanted = [json.dumps(v, sort_keys=True) for v in after]
+        removed: list[int] = []
+        added: list[tuple[str | None, Any]] = []
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, canon, wanted, autojunk=False).get_opcodes():
+            if op == "replace":  # edit the pairs in place, then remove or add the rest
+                paired = min(i2 - i1, j2 - j1)
+                for i, j in zip(range(i1, i1 + paired), range(j1, j1 + paired)):
+                    self.diff(node.items[i], before[i], after[j])
+                i1, j1 = i1 + paired, j1 + paired
+                if i1 == i2 and j1 == j2:
+                    continue
+            if op in ("replace", "delete"):
+                removed.extend(range(i1, i2))
+            if op in ("replace", "insert") and j1 < j2:
+                if i2 < len(before):  # an element that stays follows: insert before it
+                    self._insert_before(node, i2, after[j1:j2])
+                else:
+                    added.extend((None, v) for v in after[j1:j2])
+        self._splice(node, removed, added, starts=[n.start for n in node.items])
+
+    def _insert_before(self, node: Node, index: int, values: list[Any]) -> None:
+        start = node.items[index].start
+        multiline = "\n" in self.text[node.start:node.end]
+        base = _line_indent(self.text, start)
+        sep = "," + (self.newline + base if multiline else " ")
+        self.edit(start, start, "".join(self.render(v, base, multiline) + sep for v in values))
+
+    def _splice(self, node: Node, removed: list[int], added: list[tuple[str | None, Any]],
+                starts: list[int]) -> None:
+        """Remove the members/elements at `removed` and append `added` ((key, value) pairs;
+        key None in arrays), keeping the container's own layout."""
+        count = len(node.items)
+        kept = [i for i in range(count) if i not in removed]
+        if added and not kept:  # the container ends up holding only new items
+            base = _line_indent(self.text, node.start)
+            inner = base + self.unit
+            parts = [(f"{k}: " if k is not None else "") + self.render(v, inner, True)
+                     for k, v in added]
+            body = ("," + self.newline + inner).join(parts)
+            self.edit(node.start + 1, node.end - 1,
+                      self.newline + inner + body + self.newline + base)
+            return
+        for run_start, run_end in _runs(removed):
+            if run_end < count:  # the next item stays: cut up to where it begins
+                self.edit(_own_line_start(self.text, starts[run_start]),
+                          _own_line_start(self.text, starts[run_end]), "")
+            elif run_start > 0:  # the run ends the container: cut from the previous one's end
+                self.edit(node.items[run_start - 1].end, node.items[count - 1].end, "")
+            else:  # everything goes
+                self.edit(node.start + 1, node.end - 1, "")
+        if not added:
+            return
+        last = node.items[kept[-1]]
+        multiline = "\n" in self.text[node.start:node.end]
+        base = _line_indent(self.text, starts[kept[0]]) if multiline else ""
+        lead = self.newline + base if multiline else " "
+        parts = [(f"{k}: " if k is not None else "") + self.render(v, base, multiline)
+                 for k, v in added]
+        following = next(tok for tok in self.code if tok.start >= last.end)
+        if self.text[following.start] == "," and following.start < node.end - 1:
+            # a trailing comma after the last item: keep the style, ours ends with one too
+            self.edit(following.end, following.end, "".join(lead + p + "," for p in parts))
+        else:
+            self.edit(last.end, last.end, "".join("," + lead + p for p in parts))
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for i in sorted(indices):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def patch(text: str, before: Any, after: Any) -> str:
+    """`text` (whose value is `before`) edited so that its value is `after`."""
+    patcher = _Patcher(text)
+    patcher.diff(tree(text), before, after)
+    return patcher.apply()
