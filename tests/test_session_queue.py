@@ -141,3 +141,21 @@ def test_import_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO)
     assert out.stdout.strip() == "engram,engram.fileio,engram.session_queue"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_session_end_hook_enqueues_and_answers_empty(workspace: Path, client: str) -> None:
+    """The whole capture path: a real SessionEnd payload (cwd pointed at the test workspace)
+    through `engram hook <host>` in its own process."""
+    payload = load_payload(client, "SessionEnd.json")
+    payload["cwd"] = str(workspace)
+    done = subprocess.run([sys.executable, "-m", "engram", "hook", client],
+                          input=json.dumps(payload).encode("utf-8"), capture_output=True,
+                          cwd=REPO, timeout=60)
+    assert done.returncode == 0
+    assert json.loads(done.stdout or b"{}") == {}
+    memory_dir = workspace / ".agents" / ".engram"
+    (entry,) = _queue(memory_dir)
+    assert entry["transcript_path"] == payload["transcript_path"]
+    assert entry["host"] == client and entry["session"] == payload["session_id"]
+    _validate(memory_dir)
