@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import run
+import typer
+
+from engram.cli import app
+from engram.errors import EngramError
 
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "installer"
 PINNED = "/opt/engram/bin/engram"
@@ -15,7 +18,16 @@ UPDATE = os.environ.get("ENGRAM_UPDATE_GOLDENS") == "1"  # regenerate: ENGRAM_UP
 
 
 def engram(*args: str, cwd: Path) -> int:
-    return run([*args, "--cwd", str(cwd)])
+    """The CLI in-process, with its exit code. (engram.cli.run currently drops the code that
+    typer returns in non-standalone mode, so read it from app() directly.)"""
+    try:
+        result = app(args=[*args, "--cwd", str(cwd)], prog_name="engram", standalone_mode=False)
+    except typer.Exit as done:
+        return int(done.exit_code or 0)
+    except EngramError as exc:
+        typer.echo(f"engram: error: {exc}", err=True)
+        return 1
+    return int(result or 0)
 
 
 def check_golden(actual: str, name: str) -> None:

@@ -140,6 +140,7 @@ class MatcherGroups(_JsonFormat):
     """Claude Code, Codex, Gemini: {"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}."""
 
     def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
+        self.validate(document, ours)
         hooks = document.get(ours.container) or {}
         return [Found(event, group.get("matcher"), handler)
                 for event, groups in hooks.items() for group in groups
@@ -202,6 +203,7 @@ class FlatVersioned(_JsonFormat):
     grouped = False
 
     def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
+        self.validate(document, ours)
         hooks = document.get(ours.container) or {}
         return [Found(event, None, handler) for event, handlers in hooks.items()
                 for handler in handlers if is_ours(handler.get("command"), ours.names)]
