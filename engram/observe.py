@@ -227,10 +227,26 @@ def verify_trace(memory_dir: Path, trace_id: str, sha256: str) -> bool:
     return digest == sha256 and trace_id.endswith(digest[:HASH_DIGITS])
 
 
+def check_memory_dir(workspace: Workspace) -> None:
+    """Refuse to write through links a repository may have committed in place of the memory
+    folder or its queue files (the memory folder itself may be a link when the user allows
+    symlinks with `security.follow_symlinks`)."""
+    memory_dir = workspace.memory_dir
+    if memory_dir.is_symlink() and not workspace.settings.get("security.follow_symlinks"):
+        raise EngramError(f"{paths.MEMORY_DIR_NAME} is a symlink; observe writes nothing "
+                          "through it", "set security.follow_symlinks true if you meant it")
+    linked = session_queue.symlinked(memory_dir)
+    if linked:
+        raise EngramError(f"{', '.join(linked)} in {paths.MEMORY_DIR_NAME} is a symlink; "
+                          "observe writes nothing through it", "replace it with a plain file "
+                          "or folder (or delete it)")
+
+
 class _Run:
     """One observe run: shared context, quota bookkeeping and the write step."""
 
     def __init__(self, workspace: Workspace, dry_run: bool, now: datetime | None) -> None:
+        check_memory_dir(workspace)
         self.workspace = workspace
         self.memory_dir = workspace.memory_dir
         self.dry_run = dry_run
@@ -286,6 +302,7 @@ def drain_queue(workspace: Workspace, *, dry_run: bool = False, limit: int | Non
     lock = session_queue.lock_path(memory_dir)
     if not memory_dir.is_dir():
         return Report((), 0, dry_run)
+    check_memory_dir(workspace)
     with fileio.exclusive_lock(lock, timeout=10.0):
         snapshot = session_queue.read_entries(memory_dir)
     valid = [e for e in snapshot if session_queue.is_entry(e)]

@@ -36,6 +36,14 @@ def lock_path(memory_dir: Path) -> Path:
     return memory_dir / LOCK_NAME
 
 
+def symlinked(memory_dir: Path) -> list[str]:
+    """Names among engram's queue files and folders that are symlinks. A repository could
+    commit `.session-queue.lock` or `inbox` as a link to somewhere else; engram then writes
+    nothing rather than follow it."""
+    names = (QUEUE_NAME, LOCK_NAME, ".gitignore", "inbox", "traces")
+    return [name for name in names if (memory_dir / name).is_symlink()]
+
+
 def is_entry(value: Any) -> bool:
     """A well-formed entry: the four fields, all non-empty strings of sane length."""
     return isinstance(value, dict) and all(
@@ -104,6 +112,8 @@ def enqueue(memory_dir: Path, *, transcript_path: str, host: str, session: str, 
         if not is_entry(entry):
             return
         memory_dir.mkdir(parents=True, exist_ok=True)
+        if symlinked(memory_dir):
+            return
         with fileio.exclusive_lock(lock_path(memory_dir), timeout=LOCK_TIMEOUT):
             write_entries(memory_dir, add(read_entries(memory_dir), entry))
             ensure_ignored(memory_dir)

@@ -378,3 +378,22 @@ def test_usage_errors(workspace: Path, tmp_path: Path, capsys: pytest.CaptureFix
                                                                    encoding="utf-8")
     code, _, err = _observe(workspace, capsys, "--queue")
     assert code == 1 and "max_files" in err
+
+
+@pytest.mark.parametrize("name", ["inbox", "traces", ".session-queue.lock"])
+def test_symlinks_planted_in_the_memory_folder_are_not_written_through(
+        workspace: Path, isolated_dirs: Path, tmp_path: Path, name: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _many(isolated_dirs, workspace, 1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = workspace / ".agents" / ".engram" / name
+    if planted.exists():
+        planted.unlink()
+    planted.symlink_to(elsewhere / "target")
+    code, _, err = _observe(workspace, capsys, "--queue")
+    assert code == 1 and "symlink" in err
+    assert list(elsewhere.iterdir()) == []
+    before = _queued(workspace)
+    _queue(workspace, "/t/new.jsonl", session="new")  # the hook refuses quietly as well
+    assert _queued(workspace) == before
