@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable, Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Final
 
 _PATHLIKE: Final = re.compile(r"[`'\"(<\[]?((?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)*/?)[`'\")>\].,:;!?]*")
 MAX_PROMPT_PATHS: Final = 32

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Final
+from engram.record import frozen
 
-DEFAULT_PRIORITY: Final = 50
-CARD_TYPES: Final = ("rule", "workflow", "reference")
+DEFAULT_PRIORITY = 50
+CARD_TYPES = ("rule", "workflow", "reference")
 
 
-@dataclass(frozen=True)
+@frozen
 class Card:
     id: str
     title: str
@@ -26,7 +25,7 @@ class Card:
     depends_on: tuple[str, ...] = ()
     format: str = "engram"  # engram | long-ride | cursor | claude | copilot | continue
     body_line: int = 1  # 1-based line where the body starts, for reports
-    provenance: tuple[tuple[str, Any], ...] = field(default=())
+    provenance: tuple = ()
 
     @property
     def key(self) -> str:

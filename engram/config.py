@@ -4,14 +4,17 @@ validated against one table of known keys."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Final
+import os
 
 from engram.errors import EngramError
+from engram.record import frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Final
 
 
-@dataclass(frozen=True)
+@frozen
 class Setting:
     key: str
     default: Any
@@ -119,11 +122,13 @@ def coerce(key: str, raw: Any) -> Any:
     return value
 
 
-def read_file(path: Path) -> dict[str, Any]:
+def read_file(path: "str | os.PathLike[str]") -> dict[str, Any]:
     """A config file as flat dotted keys; {} when absent. Unknown keys are kept (newer
     engram versions may have written them) but ignored."""
+    path = os.fspath(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         return {}
     except OSError as exc:

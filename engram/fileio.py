@@ -1,33 +1,33 @@
 """Small file primitives shared by every writer: an exclusive lock with a bounded wait and an
-atomic replace. Imported on the hook path, so it uses fcntl/msvcrt directly: portalocker costs
-~70 ms of import time (its package metadata lookup)."""
+atomic replace. Imported on the hook path, so it uses fcntl/msvcrt directly (portalocker costs
+~70 ms of import) and neither tempfile nor contextlib nor pathlib (~8 ms together)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import time
-from pathlib import Path
-from typing import IO, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
 
 try:  # POSIX
     import fcntl
 
-    def _try_lock(handle: IO[bytes]) -> bool:
+    def _try_lock(handle: "IO[bytes]") -> bool:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
 
-    def _unlock(handle: IO[bytes]) -> None:
+    def _unlock(handle: "IO[bytes]") -> None:
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 except ImportError:  # pragma: no cover - Windows
     import msvcrt
 
-    def _try_lock(handle: IO[bytes]) -> bool:
+    def _try_lock(handle: "IO[bytes]") -> bool:
         try:
             handle.seek(0)
             msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover - Windows
             return False
         return True
 
-    def _unlock(handle: IO[bytes]) -> None:
+    def _unlock(handle: "IO[bytes]") -> None:
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
@@ -44,53 +44,74 @@ class LockTimeout(Exception):
     """The lock stayed taken for longer than the caller was willing to wait."""
 
 
-@contextlib.contextmanager
-def exclusive_lock(lock_path: Path, timeout: float = 5.0) -> Iterator[None]:
+class exclusive_lock:  # noqa: N801 - used like a function: `with exclusive_lock(path):`
     """Hold an exclusive lock on `lock_path` (created if missing), waiting at most `timeout`
-    seconds. The lock is released by the OS if the process dies, so a stale lock file left
-    by a killed process never blocks anyone."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(lock_path, "a+b")
-    try:
-        deadline = time.monotonic() + timeout
+    seconds. The OS releases it if the process dies, so a stale lock file left by a killed
+    process never blocks anyone."""
+
+    def __init__(self, lock_path: "str | os.PathLike[str]", timeout: float = 5.0) -> None:
+        self.path = os.fspath(lock_path)
+        self.timeout = timeout
+        self.handle: "IO[bytes] | None" = None
+
+    def __enter__(self) -> None:
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        handle = open(self.path, "a+b")
+        deadline = time.monotonic() + self.timeout
         delay = 0.001
         while not _try_lock(handle):
             if time.monotonic() >= deadline:
-                raise LockTimeout(str(lock_path))
+                handle.close()
+                raise LockTimeout(self.path)
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
-        try:
-            yield
-        finally:
-            _unlock(handle)
-    finally:
-        handle.close()
+        self.handle = handle
+
+    def __exit__(self, *exc_info: object) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            try:
+                _unlock(handle)
+            finally:
+                handle.close()
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to a unique temp file beside `path`, fsync it, then os.replace it over
-    `path`: readers see the old file or the new one, never a torn one. Keeps `path`'s mode
-    when it exists (or uses `mode`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _temp_name(target: str) -> str:
+    folder, name = os.path.split(target)
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+
+
+def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | None = None,
+                       durable: bool = True) -> None:
+    """Write `data` to a unique temp file beside `path`, then os.replace it over `path`:
+    readers see the old file or the new one, never a torn one. Keeps `path`'s mode when it
+    exists (or uses `mode`). `durable=False` skips the fsync for files engram can rebuild
+    (caches) on the hook's hot path."""
+    target = os.fspath(path)
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     if mode is None:
         try:
-            mode = path.stat().st_mode & 0o7777
+            mode = os.stat(target).st_mode & 0o7777
         except FileNotFoundError:
             mode = None
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp_name = _temp_name(target)
+    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(data)
             tmp.flush()
-            os.fsync(tmp.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
+            if durable:
+                os.fsync(tmp.fileno())
+        os.chmod(tmp_name, 0o644 if mode is None else mode)
+        os.replace(tmp_name, target)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp_name)
+        except OSError:
+            pass
         raise
 
 
-def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+def atomic_write_text(path: "str | os.PathLike[str]", text: str, mode: int | None = None,
+                      durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode, durable)

@@ -6,7 +6,10 @@ touched path is only tested against globs that could match it."""
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Iterable
 
 MAX_EXPANSIONS: Final = 1000  # Claude's own budget for expanded `paths:` patterns
 MAX_GLOB_CHARS: Final = 4096

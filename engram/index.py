@@ -12,14 +12,16 @@ import marshal
 import os
 import sys
 from array import array
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from engram import paths
 from engram.card import Card
 from engram.problems import Problem
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Final
+
     from engram.workspace import Workspace
 
 INDEX_FORMAT: Final = 3
@@ -132,15 +134,15 @@ class CompiledIndex:
         return pattern
 
 
-def index_path(workspace_key: str) -> Path:
-    return paths.state_dir() / "index" / f"{workspace_key}.idx"
+def index_path(workspace_key: str) -> str:
+    return os.path.join(paths.state_dir_str(), "index", f"{workspace_key}.idx")
 
 
 def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
     return [list(r) for r in roots] + [["follow", str(follow)]]
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as handle:
             data = marshal.load(handle)
@@ -154,21 +156,21 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _set_aside(path: Path, reason: str) -> None:
+def _set_aside(path: str, reason: str) -> None:
     from engram import log
 
     try:
-        os.replace(path, path.with_suffix(".corrupt"))
+        os.replace(path, path[: -len(".idx")] + ".corrupt")
     except OSError:
         pass
-    log.note(f"index {path.name} set aside and rebuilt: {reason}")
+    log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: str, data: dict[str, Any]) -> None:
     from engram import fileio
 
     try:
-        fileio.atomic_write_bytes(path, marshal.dumps(data))
+        fileio.atomic_write_bytes(path, marshal.dumps(data), durable=False)
     except OSError:
         # A read-only or full state dir costs speed, never correctness: route from memory.
         pass
@@ -353,7 +355,7 @@ def _compact(data: dict[str, Any]) -> None:
 
 
 def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
-    return [(str(root.path), root.scope) for root in workspace.roots]
+    return [(root.location, root.scope) for root in workspace.roots]
 
 
 def load_or_build(workspace: "Workspace") -> CompiledIndex:
@@ -362,15 +364,15 @@ def load_or_build(workspace: "Workspace") -> CompiledIndex:
     follow = bool(workspace.settings.get("security.follow_symlinks"))
     path = index_path(workspace.key + ("-" + _roots_hash(roots) if _explicit(workspace) else ""))
     previous = _read(path)
-    data, changed = build(roots, follow, (str(workspace.root),), previous)
+    data, changed = build(roots, follow, (workspace.location,), previous)
     if changed or previous is None:
         _write(path, data)
     return CompiledIndex(data)
 
 
-def load_roots(roots: list[Path], follow_symlinks: bool = False) -> CompiledIndex:
+def load_roots(roots: "list[Path]", follow_symlinks: bool = False) -> CompiledIndex:
     """An index over explicit roots (`--root`), cached under a name derived from them."""
-    pairs = [(str(p.resolve()), "explicit") for p in roots]
+    pairs = [(os.path.realpath(os.fspath(p)), "explicit") for p in roots]
     path = index_path("roots-" + _roots_hash(pairs))
     previous = _read(path)
     data, changed = build(pairs, follow_symlinks, (), previous)

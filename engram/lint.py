@@ -33,13 +33,12 @@ def _glob_line(card: Card, pattern: str) -> int | None:
             lines = handle.read().split("\n")
     except (OSError, UnicodeDecodeError):
         return None
-    for number, line in enumerate(lines, 1):
+    key_line = next((n for n, line in enumerate(lines, 1) if _GLOB_KEY_LINE.match(line)), None)
+    start = key_line or 1
+    for number, line in enumerate(lines[start - 1:], start):
         if pattern in line:
             return number
-    for number, line in enumerate(lines, 1):
-        if _GLOB_KEY_LINE.match(line):
-            return number
-    return None
+    return key_line
 
 
 def tree_files(root: Path) -> list[str] | None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Final
 
 from engram import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 MAX_LOG_BYTES: Final = 256 * 1024
 

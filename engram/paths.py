@@ -1,49 +1,73 @@
 """Where engram keeps its own files. Every location can be redirected by environment
-variables, which the tests use to keep the developer's real dirs untouched."""
+variables, which the tests use to keep the developer's real dirs untouched.
+
+The `*_str` forms serve the hook path, which avoids importing pathlib (~4 ms a process)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MEMORY_DIR_NAME = ".agents/.engram"
 WORKSPACE_CONFIG_NAME = ".agents/engram.json"
 
 
-def _home() -> Path:
+def home_str() -> str:
     home = os.environ.get("HOME")
-    if home:
-        return Path(home)
-    return Path(os.path.expanduser("~"))
+    return home if home else os.path.expanduser("~")
 
 
-def state_dir() -> Path:
-    """The state dir: compiled indexes, delivery caches, logs (ENGRAM_STATE_DIR wins)."""
+def state_dir_str() -> str:
     explicit = os.environ.get("ENGRAM_STATE_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg else _home() / ".local" / "state"
-    return base / "engram"
+    base = xdg if xdg else os.path.join(home_str(), ".local", "state")
+    return os.path.join(base, "engram")
 
 
-def user_config_path() -> Path:
-    """The user-scope config file (ENGRAM_CONFIG_DIR, else $XDG_CONFIG_HOME/engram)."""
+def state_dir() -> "Path":
+    """The state dir: compiled indexes, delivery caches, logs (ENGRAM_STATE_DIR wins)."""
+    from pathlib import Path
+
+    return Path(state_dir_str())
+
+
+def user_config_file() -> str:
     explicit = os.environ.get("ENGRAM_CONFIG_DIR")
     if explicit:
-        return Path(explicit) / "config.json"
+        return os.path.join(explicit, "config.json")
     xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else _home() / ".config"
-    return base / "engram" / "config.json"
+    base = xdg if xdg else os.path.join(home_str(), ".config")
+    return os.path.join(base, "engram", "config.json")
 
 
-def global_memory_dir() -> Path | None:
+def user_config_path() -> "Path":
+    """The user-scope config file (ENGRAM_CONFIG_DIR, else $XDG_CONFIG_HOME/engram)."""
+    from pathlib import Path
+
+    return Path(user_config_file())
+
+
+def global_memory_dir_str() -> str | None:
+    return os.environ.get("ENGRAM_GLOBAL_DIR") or None
+
+
+def global_memory_dir() -> "Path | None":
     """The global memory root named by ENGRAM_GLOBAL_DIR, if any."""
-    explicit = os.environ.get("ENGRAM_GLOBAL_DIR")
-    return Path(explicit) if explicit else None
+    explicit = global_memory_dir_str()
+    if not explicit:
+        return None
+    from pathlib import Path
+
+    return Path(explicit)
 
 
-def workspace_key(root: Path) -> str:
+def workspace_key(root: "str | os.PathLike[str]") -> str:
     """A short stable name for a workspace's files in the state dir."""
-    return hashlib.sha1(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    import xxhash
+
+    return xxhash.xxh64_hexdigest(os.fspath(root).encode("utf-8", "surrogatepass"))

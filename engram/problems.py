@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from engram.record import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     path: str
     line: int | None

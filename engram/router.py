@@ -8,12 +8,15 @@ match `applies_to` globs. A prompt with nothing relevant selects nothing but `al
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Final, Iterable
+from engram.record import frozen
 
 from engram import globs as globs_module
 from engram import text
 from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, C_TAGS, CompiledIndex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Iterable
 
 FIELD_WEIGHTS: Final = (3.0, 4.0, 2.0, 1.0)
 FIELD_B: Final = (0.3, 0.0, 0.3, 0.75)
@@ -24,18 +27,18 @@ PATH_SCORE: Final = 10.0
 # Abstention: a card needs this much text evidence to be selected by text alone.
 MIN_TEXT_SCORE: Final = 2.2
 # ... and must reach this share of the best text score in the same query.
-RELATIVE_CUT: Final = 0.3
+RELATIVE_CUT: Final = 0.5
 MAX_PATHS: Final = 256
 DEFAULT_LIMIT: Final = 8
 
 
-@dataclass(frozen=True)
+@frozen
 class Reason:
     kind: str  # path | text | tag | always | dependency
     detail: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Selection:
     slot: int
     id: str
@@ -47,7 +50,7 @@ class Selection:
         return all(reason.kind == "always" for reason in self.reasons)
 
 
-@dataclass(frozen=True)
+@frozen
 class Query:
     prompt: str = ""
     paths: tuple[str, ...] = ()  # relative to the workspace root, '/'-separated
@@ -56,7 +59,7 @@ class Query:
     limit: int = DEFAULT_LIMIT
 
 
-@dataclass(frozen=True)
+@frozen
 class RouteResult:
     selected: tuple[Selection, ...]
     warnings: tuple[str, ...] = ()

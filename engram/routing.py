@@ -3,18 +3,20 @@ disk for prompt-named files), then route."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
 
 from engram import anchors, router
 from engram.index import CompiledIndex
 
 
-def route_request(index: CompiledIndex, workspace_root: Path, cwd: Path, prompt: str,
+def route_request(index: CompiledIndex, workspace_root: "str | os.PathLike[str]",
+                  cwd: "str | os.PathLike[str]", prompt: str,
                   raw_paths: list[str], limit: int, include_always: bool = True,
                   ) -> router.RouteResult:
-    root = str(workspace_root)
-    relative, warnings = anchors.touched(raw_paths, str(cwd), root)
-    named = anchors.named_in_prompt(prompt, str(cwd), root) if prompt else []
+    root = os.fspath(workspace_root)
+    relative, warnings = anchors.touched(raw_paths, os.fspath(cwd), root)
+    named = anchors.named_in_prompt(prompt, os.fspath(cwd), root) if prompt else []
     query = router.Query(prompt=prompt, paths=tuple(relative), prompt_paths=tuple(named),
                          include_always=include_always, limit=limit)
     result = router.route(index, query)

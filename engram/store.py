@@ -4,14 +4,15 @@ need every card at once (duplicate ids, dangling or cyclic depends_on)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Final, Iterable
 
 from engram.card import Card
 from engram.problems import Problem
+from engram.record import frozen
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Final, Iterable
+
     from engram.workspace import Workspace
 
 MAX_CARD_BYTES: Final = 256 * 1024
@@ -20,7 +21,7 @@ RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "p
 CARD_SUFFIXES: Final = (".md", ".mdc")
 
 
-@dataclass(frozen=True)
+@frozen
 class FoundFile:
     path: str
     root: str
@@ -89,6 +90,8 @@ def content_hash(data: bytes) -> str:
 
 def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None, list[Problem], str]:
     """One file as a card (or None) with its problems and content hash. Never raises."""
+    from pathlib import PurePath
+
     from engram import formats, frontmatter
 
     path = found.path

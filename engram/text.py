@@ -4,7 +4,10 @@ with a light suffix stemmer so "cards" finds "card" while "obsession" never find
 from __future__ import annotations
 
 import re
-from typing import Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -1,0 +1,45 @@
+"""`engram config view|get|set|unset`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from engram import config, settings_store
+from engram.errors import EngramError
+
+ACTIONS = ("view", "get", "set", "unset")
+
+
+def run(action: str, key: str | None, value: str | None, *, global_scope: bool, cwd: Path) -> int:
+    if action not in ACTIONS:
+        raise EngramError(f"unknown action {action!r}", "use one of: " + ", ".join(ACTIONS))
+    if action == "view":
+        merged, sources = settings_store.effective(cwd)
+        width = max(len(k) for k in merged)
+        for setting in config.SETTINGS:
+            shown = json.dumps(merged[setting.key])
+            sys.stdout.write(f"{setting.key:<{width}}  {shown:<12} ({sources[setting.key]})  "
+                             f"{setting.help}\n")
+        return 0
+    if not key:
+        raise EngramError(f"`engram config {action}` needs a KEY",
+                          "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
+    if key not in config.SETTINGS_BY_KEY:
+        raise EngramError(f"unknown config key {key!r}",
+                          "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
+    if action == "get":
+        merged, _ = settings_store.effective(cwd)
+        sys.stdout.write(json.dumps(merged[key]) + "\n")
+        return 0
+    path, scope = settings_store.scope_file(global_scope, cwd)
+    if action == "unset":
+        removed = settings_store.unset_value(path, key)
+        sys.stdout.write(f"{'UNSET' if removed else 'UNCHANGED'} {key} in {path}\n")
+        return 0
+    if value is None:
+        raise EngramError(f"`engram config set {key}` needs a VALUE")
+    stored = settings_store.set_value(path, scope, key, value)
+    sys.stdout.write(f"SET {key} = {json.dumps(stored)} in {path} ({scope} scope)\n")
+    return 0

@@ -1,0 +1,117 @@
+"""`engram demo`: a scripted session against the bundled memories, in a temporary workspace
+and state dir, showing every step a real host would trigger."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from engram import hooks_demo_script as script
+from engram.errors import EngramError
+from engram.render import FOLDED_HEADER
+from engram.resources import data_dir
+
+
+def _payload(host: str, event: str, cwd: Path, session: str, **extra: str) -> bytes:
+    body = {"session_id": session, "cwd": str(cwd), "hook_event_name": event,
+            "transcript_path": "", **extra}
+    return json.dumps(body).encode("utf-8")
+
+
+def _context(answer: str) -> str:
+    if not answer.strip():
+        return ""
+    try:
+        document = json.loads(answer)
+    except ValueError:
+        return answer
+    return (document.get("hookSpecificOutput") or {}).get("additionalContext") \
+        or document.get("additional_context") or ""
+
+
+def run(*, host: str) -> int:
+    from engram import hook, hosts, index, workspace
+    from engram.budget import measure
+    from engram.routing import route_request
+
+    try:
+        definition = hosts.load_host(host)
+    except LookupError:
+        raise EngramError(f"unknown host {host!r}", "try --host claude or --host codex") from None
+    runtime = definition["runtime"]
+    events = runtime.get("events") or {}
+    names = {spec.get("kind"): name for name, spec in events.items()}
+    for kind in ("start", "prompt"):
+        if kind not in names:
+            raise EngramError(f"host {host!r} has no {kind} event to demo")
+    unit = runtime["budget"]["unit"]
+    out = sys.stdout.write
+    with tempfile.TemporaryDirectory(prefix="engram-demo-") as temp:
+        temp_path = Path(temp)
+        ws_root = temp_path / "project"
+        (ws_root / ".git").mkdir(parents=True)
+        shutil.copytree(data_dir("memories"), ws_root / ".agents" / ".engram")
+        (ws_root / ".agents" / "engram.json").write_text(json.dumps({"proof": "compact"}))
+        for relative in script.FILES:
+            target = ws_root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("# demo file\n")
+        previous_state = os.environ.get("ENGRAM_STATE_DIR")
+        os.environ["ENGRAM_STATE_DIR"] = str(temp_path / "state")
+        try:
+            ws = workspace.load(ws_root)
+            assert ws is not None
+            compiled = index.load_or_build(ws)
+            limit = runtime["budget"]["limit"]
+            if not isinstance(limit, int):
+                limit = int(ws.settings["load.max_tokens"])
+            out(f"engram demo: {definition['display_name']} session over the bundled memories "
+                f"({len(compiled.active)} cards), budget {limit:,} {unit}\n")
+            out(f"workspace: {ws_root} (temporary)\n\n")
+            session = "demo-session"
+            for number, step in enumerate(script.steps(names), 1):
+                out(f"── step {number}: {step.title}\n")
+                extra = dict(step.extra)
+                if step.prompt is not None:
+                    extra["prompt"] = step.prompt
+                    out(f"   prompt: {step.prompt!r}\n")
+                    result = route_request(compiled, ws.location, ws.location, step.prompt, [],
+                                           int(ws.settings["load.limit"]), include_always=False)
+                    if result.selected:
+                        out("   routed:\n")
+                        for selection in result.selected:
+                            why = "; ".join(f"{r.kind}: {r.detail}" for r in selection.reasons)
+                            out(f"     - {selection.id} (score {selection.score:g}) {why}\n")
+                    else:
+                        out("   routed: nothing relevant (abstained)\n")
+                answer = hook.handle(host, _payload(host, step.event, ws_root, session, **extra))
+                text = _context(answer)
+                if not answer.strip():
+                    out("   answer: (nothing printed: this event takes no output)\n\n")
+                    continue
+                if not text:
+                    out(f"   answer: {answer.strip()}  (nothing to inject)\n\n")
+                    continue
+                sent = [line.split(": ", 1)[1].split(" — ")[0] for line in text.splitlines()
+                        if line.startswith("### engram memory: ")]
+                out(f"   bodies sent: {', '.join(sent) if sent else 'none'}\n")
+                folded = text.split(FOLDED_HEADER, 1)[1].split("\n\n", 1)[0] \
+                    if FOLDED_HEADER in text else ""
+                for line in folded.strip().splitlines():
+                    out(f"   folded: {line[2:]}\n")
+                for line in text.splitlines():
+                    if line.startswith(("already loaded:", "Engram proof:")):
+                        out(f"   {line}\n")
+                out(f"   size: {measure(text, unit):,} of {limit:,} {unit}\n\n")
+        finally:
+            if previous_state is None:
+                os.environ.pop("ENGRAM_STATE_DIR", None)
+            else:
+                os.environ["ENGRAM_STATE_DIR"] = previous_state
+    out("Each body went out once; repeats got only the `already loaded:` line, and the\n"
+        "compaction reset brought memory back. Try `engram route \"<prompt>\" --explain`.\n")
+    return 0

@@ -1,0 +1,157 @@
+"""The delivery cache: per (host, cwd, session[#agent:<id>]) which memory keys (id@hash) were
+delivered, and what the session's last prompt routed. It never holds prompt text or bodies.
+
+Pure functions over the cache document, plus one transaction that holds the lock while a hook
+reads, decides and writes (steps 5-8 of a hook call)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from engram import fileio, log, paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Iterator
+
+CACHE_VERSION: Final = 1
+TTL_SECONDS: Final = 7 * 24 * 3600
+MAX_SESSIONS: Final = 200
+MAX_SUBAGENTS: Final = 100
+LOCK_TIMEOUT: Final = 4.0  # well under every host's 10 s hook timeout
+
+
+def empty_document() -> dict[str, Any]:
+    return {"version": CACHE_VERSION, "entries": {}}
+
+
+def new_entry(host: str, cwd: str, session: str, agent: str, now: float) -> dict[str, Any]:
+    return {"host": host, "cwd": cwd, "session": session, "agent": agent, "delivered": [],
+            "last_routed": [], "start_done": False, "created": now, "updated": now}
+
+
+def entry_for(document: dict[str, Any], key: str, host: str, cwd: str, session: str,
+              agent: str, now: float) -> dict[str, Any]:
+    entries = document["entries"]
+    entry = entries.get(key)
+    if entry is None:
+        entry = entries[key] = new_entry(host, cwd, session, agent, now)
+    return entry
+
+
+TOUCH_SECONDS: Final = 60.0
+
+
+def touch(entry: dict[str, Any], now: float) -> None:
+    """Refresh the entry's age for the TTL, coarsely, so an unchanged entry is not rewritten
+    on every call."""
+    if now - float(entry.get("updated", 0)) > TOUCH_SECONDS:
+        entry["updated"] = now
+
+
+def reset(entry: dict[str, Any], now: float) -> None:
+    entry["delivered"] = []
+    entry["start_done"] = False
+    entry["updated"] = now
+
+
+def mark_delivered(entry: dict[str, Any], keys: list[str], now: float) -> None:
+    """Record delivered keys; an older key of the same id (an edited card) is replaced."""
+    if not keys:
+        touch(entry, now)
+        return
+    new_ids = {key.split("@", 1)[0] for key in keys}
+    kept = [k for k in entry["delivered"] if k.split("@", 1)[0] not in new_ids]
+    entry["delivered"] = sorted(set(kept) | set(keys))
+    entry["updated"] = now
+
+
+def prune(document: dict[str, Any], now: float, ttl: float = TTL_SECONDS,
+          max_sessions: int = MAX_SESSIONS, max_subagents: int = MAX_SUBAGENTS) -> None:
+    """Drop entries idle for longer than `ttl`, then the oldest past the caps. Sessions and
+    subagents have separate caps, so subagents never evict parents."""
+    entries = document["entries"]
+    for key in [k for k, e in entries.items() if now - float(e.get("updated", 0)) > ttl]:
+        del entries[key]
+    for is_agent, cap in ((False, max_sessions), (True, max_subagents)):
+        group = sorted((k for k, e in entries.items() if bool(e.get("agent")) == is_agent),
+                       key=lambda k: (float(entries[k].get("updated", 0)), k))
+        for key in group[: max(len(group) - cap, 0)]:
+            del entries[key]
+
+
+def is_valid(document: Any) -> bool:
+    if not isinstance(document, dict) or document.get("version") != CACHE_VERSION:
+        return False
+    entries = document.get("entries")
+    if not isinstance(entries, dict):
+        return False
+    for entry in entries.values():
+        if not isinstance(entry, dict) or not isinstance(entry.get("delivered"), list) \
+                or not isinstance(entry.get("last_routed"), list):
+            return False
+    return True
+
+
+def cache_path(workspace_key: str) -> str:
+    return os.path.join(paths.state_dir_str(), "delivery", f"{workspace_key}.json")
+
+
+def read_document(path: str) -> dict[str, Any]:
+    """The cache at `path`; a corrupt or unreadable one is set aside and replaced by an empty
+    one (logged), never fatal."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return empty_document()
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        document = None
+    if is_valid(document):
+        return document  # type: ignore[return-value]
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    try:
+        os.replace(path, f"{path}.corrupt-{stamp}")
+    except OSError:
+        pass
+    log.note(f"delivery cache {os.path.basename(path)} was corrupt or of another version; "
+             "set aside and rebuilt")
+    return empty_document()
+
+
+class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
+    """Lock, read, hand out the document for changes, then prune, write atomically and
+    unlock. An exception inside the block writes nothing."""
+
+    def __init__(self, path: str, timeout: float = LOCK_TIMEOUT) -> None:
+        self.path = path
+        self.lock = fileio.exclusive_lock(path + ".lock", timeout)
+        self.document: dict[str, Any] = {}
+
+    def __enter__(self) -> dict[str, Any]:
+        self.lock.__enter__()
+        try:
+            self.document = read_document(self.path)
+            self.before = _serialize(self.document)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self.document
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        try:
+            if exc_type is None:
+                prune(self.document, time.time())
+                after = _serialize(self.document)
+                if after != self.before:  # most repeat prompts change nothing: no write
+                    fileio.atomic_write_text(self.path, after, durable=False)
+        finally:
+            self.lock.__exit__(None, None, None)
+
+
+def _serialize(document: dict[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))

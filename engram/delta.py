@@ -1,0 +1,76 @@
+"""What a hook sends, from plain values: which routed cards are new for this session, which
+were already delivered, and the budgeted text. Pure."""
+
+from __future__ import annotations
+
+from engram.record import frozen
+
+from engram import budget, render
+from engram.render import Item
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
+INJECTING_MODES: Final = ("auto", "always", "startup")
+
+
+@frozen
+class Routed:
+    id: str
+    key: str  # id@content-hash
+    item: Item
+    always: bool = False
+
+
+@frozen
+class Answer:
+    text: str
+    sent_keys: tuple[str, ...]  # bodies sent in full: the only ones marked delivered
+    size: int
+    new: int = 0
+    folded: int = 0
+    dropped: int = 0
+    reused: int = 0
+
+
+EMPTY: Final = Answer("", (), 0)
+
+
+def split(routed: list[Routed], delivered: set[str], mode: str) -> tuple[list[Routed], list[Routed]]:
+    """(new, already delivered). In `always` mode everything routed is new again."""
+    if mode == "always":
+        return list(routed), []
+    new = [r for r in routed if r.key not in delivered]
+    already = [r for r in routed if r.key in delivered]
+    return new, already
+
+
+def answer(new: list[Routed], already: list[Routed], routed_keys: list[str], proof: bool,
+           unit: str, limit: int, note: str = "", list_already: bool = True) -> Answer:
+    """Budget and render. Nothing routed (and no proof) gives the empty answer: no headers
+    without memory."""
+    if not routed_keys and not proof:
+        return EMPTY
+    already_ids = [r.id for r in already] if list_already else []
+    if not new and not already_ids and not proof:
+        return EMPTY
+
+    def proof_line(loaded: int, reused: int, skipped: int) -> str:
+        return render.proof_line(routed_keys, loaded, reused, skipped, note)
+
+    fitted = budget.fit([r.item for r in new], already_ids, proof_line if proof else None,
+                        unit, limit)
+    sent_ids = {item.id for item in fitted.full}
+    sent = tuple(r.key for r in new if r.id in sent_ids)
+    return Answer(fitted.text, sent, fitted.size, len(fitted.full), len(fitted.folded),
+                  len(fitted.dropped), len(set(already_ids)))
+
+
+def silence_note(mode: str, kind: str) -> str:
+    """Why nothing was injected, for the proof line; empty when the mode allows this event."""
+    if mode in ("off", "manual"):
+        return f"read mode {mode}: nothing injected"
+    if mode == "startup" and kind != "start":
+        return "read mode startup: memory is injected at session start only"
+    return ""

@@ -1,0 +1,260 @@
+"""One hook call end to end (the brief's steps 1-9): normalize the payload, find the
+workspace from the payload's cwd, load the compiled index, route, then under the delivery
+cache's lock decide what is new, budget, render and record only what was sent, and encode the
+host's own answer. Everything but the file steps is delegated to pure modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from engram import delivery, delta, event as event_module, log, observed
+from engram.event import Event
+from engram.index import C_ALWAYS, C_BODY, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
+from engram.render import Item
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Mapping
+
+DEFAULT_MAX_TOKENS: Final = 1600
+EMPTY_ANSWERS: Final = {"hook_specific": "{}", "cursor": "{}", "windsurf": "",
+                        "opencode": '{"action": "retain", "text": ""}'}
+
+
+def empty_answer(shape: str) -> str:
+    return EMPTY_ANSWERS.get(shape, "{}")
+
+
+def encode(shape: str, event_name: str, text: str, action: str = "replace") -> str:
+    """The host's own envelope around `text`; the empty answer when there is nothing."""
+    if not text:
+        if shape == "opencode" and action == "clear":
+            return json.dumps({"action": "clear", "text": ""})
+        return empty_answer(shape)
+    if shape == "cursor":
+        return json.dumps({"additional_context": text}, ensure_ascii=False)
+    if shape == "windsurf":
+        return text
+    if shape == "opencode":
+        return json.dumps({"action": action, "text": text}, ensure_ascii=False)
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                              "additionalContext": text}}, ensure_ascii=False)
+
+
+def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
+    row = index.row(slot)
+    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body=row[C_BODY],
+                priority=row[C_PRIORITY], rank=rank)
+
+
+def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
+    routed: list[delta.Routed] = []
+    blocked = set(index.data.get("secret_slots") or ())
+    for rank, slot in enumerate(slots):
+        if slot in blocked:
+            continue  # a card holding a secret is never injected; lint reports it
+        row = index.row(slot)
+        routed.append(delta.Routed(row[C_ID], f"{row[C_ID]}@{row[C_HASH]}", _item(index, slot, rank),
+                                   bool(row[C_ALWAYS])))
+    return routed
+
+
+def _budget(runtime: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, int]:
+    spec = runtime.get("budget") or {}
+    unit = spec.get("unit", "tokens")
+    limit = spec.get("limit", "setting")
+    if limit == "setting" or not isinstance(limit, int):
+        limit = int(settings.get("load.max_tokens", DEFAULT_MAX_TOKENS))
+    return unit, limit
+
+
+class HookCall:
+    """The state of one call: host definition, event, workspace, index and settings."""
+
+    def __init__(self, host_def: Mapping[str, Any], event: Event, workspace: Any,
+                 index: CompiledIndex) -> None:
+        self.runtime: Mapping[str, Any] = host_def.get("runtime") or {}
+        self.event = event
+        self.workspace = workspace
+        self.index = index
+        self.settings = workspace.settings
+        self.mode: str = self.settings.get("read", "auto")
+        self.proof: bool = self.settings.get("proof", "off") != "off"
+        self.unit, self.limit = _budget(self.runtime, self.settings)
+        self.spec: Mapping[str, Any] = (self.runtime.get("events") or {}).get(event.name) or {}
+
+    # --- routing ------------------------------------------------------------------------
+    def route(self, prompt: str, paths: list[str], include_always: bool) -> list[int]:
+        from engram.routing import route_request
+
+        limit = int(self.settings.get("load.limit", 8))
+        result = route_request(self.index, self.workspace.location, self.event.cwd, prompt,
+                               paths, limit, include_always=include_always)
+        return [s.slot for s in result.selected]
+
+    def path_slots(self) -> list[int]:
+        from engram.routing import route_request
+
+        result = route_request(self.index, self.workspace.location, self.event.cwd, "",
+                               list(self.event.paths), 10_000, include_always=False)
+        return [s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)]
+
+    def slots_for_keys(self, keys: list[str]) -> list[int]:
+        slots: list[int] = []
+        for key in keys:
+            slot = self.index.slot_of(key.split("@", 1)[0])
+            if slot is not None and slot not in slots:
+                slots.append(slot)
+        return slots
+
+    # --- the call -----------------------------------------------------------------------
+    def run(self) -> delta.Answer:
+        event = self.event
+        if event.kind == "end":
+            self._enqueue_session_end()
+            return delta.EMPTY
+        if event.kind == "path" and self.spec.get("skip_when_path_rules") == \
+                self.settings.get("hooks.path_rules"):
+            # The native rule file already carries the body (Claude path_rules: native).
+            return delta.EMPTY
+        if event.kind == "start" and self.spec.get("sync_native_rules"):
+            self._sync_native_rules()
+        cache = delivery.cache_path(self.workspace.key)
+        now = time.time()
+        with delivery.transaction(cache) as document:
+            return self._deliver(document, now)
+
+    def _deliver(self, document: dict[str, Any], now: float) -> delta.Answer:
+        event = self.event
+        entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
+                                   event.session, event.agent, now)
+        if event.resets and (entry.get("delivered") or entry.get("start_done")):
+            delivery.reset(entry, now)
+        if event.kind == "reset":
+            delivery.touch(entry, now)
+            return delta.EMPTY
+        if event.kind == "rule_loaded":
+            self._record_rule_loaded(entry, now)
+            return delta.EMPTY
+
+        list_already = event.kind == "prompt"
+        if event.kind == "start":
+            slots = list(self.index.data["always"])
+        elif event.kind == "prompt":
+            slots = self.route(event.prompt, [], include_always=not entry.get("start_done"))
+        elif event.kind == "subagent":
+            parent_key = event_module.Event(
+                host=event.host, name=event.name, kind=event.kind, session=event.session,
+                cwd=event.cwd).cache_key
+            parent = document["entries"].get(parent_key) or {}
+            slots = list(self.index.data["always"])
+            slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
+        elif event.kind == "path":
+            slots = self.path_slots()
+        else:
+            return delta.EMPTY
+        routed = _routed(self.index, slots)
+        if event.kind == "prompt" and entry.get("start_done"):
+            # Always-on cards are context for the whole session, not answers to a prompt.
+            routed = [r for r in routed if not r.always]
+        routed_keys = [r.key for r in routed]
+
+        note = delta.silence_note(self.mode, event.kind)
+        if event.no_model_channel:
+            note = "no channel to the model on this host: nothing delivered"
+        if note:
+            if not self.proof or event.silent:
+                return delta.EMPTY
+            return delta.answer([], [], routed_keys, True, self.unit, self.limit, note,
+                                list_already=False)
+
+        delivered = set(entry.get("delivered") or [])
+        new, already = delta.split(routed, delivered, self.mode)
+        if event.kind == "path":
+            cap = int(self.settings.get("load.max_path_cards", 3))
+            new, already = new[:cap], []
+            if not new:
+                return delta.EMPTY
+        result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,
+                              list_already=list_already)
+        delivery.mark_delivered(entry, list(result.sent_keys), now)
+        if event.kind == "prompt":
+            prompt_keys = [r.key for r in routed if not r.always]
+            if prompt_keys:
+                entry["last_routed"] = prompt_keys
+        if event.kind in ("start", "prompt"):
+            entry["start_done"] = True
+        return result
+
+    # --- side channels ------------------------------------------------------------------
+    def _record_rule_loaded(self, entry: dict[str, Any], now: float) -> None:
+        folder, name = os.path.split(self.event.rule_file.replace("\\", "/"))
+        if os.path.basename(folder) != "engram" or \
+                os.path.basename(os.path.dirname(folder)) != "rules" or not name.endswith(".md"):
+            return
+        slot = self.index.slot_of(name[: -len(".md")])
+        if slot is None:
+            return
+        row = self.index.row(slot)
+        delivery.mark_delivered(entry, [f"{row[C_ID]}@{row[C_HASH]}"], now)
+        log.note(f"{self.event.host} {self.event.name} native rule loaded: {row[C_ID]}",
+                 name="usage.log")
+
+    def _sync_native_rules(self) -> None:
+        if self.settings.get("hooks.path_rules") != "native":
+            return
+        rules_dir = os.path.join(self.workspace.location, ".claude", "rules", "engram")
+        if not os.path.isdir(rules_dir):
+            return  # not linked in native mode: nothing of ours to keep in step
+        try:
+            from engram import native_rules
+
+            from pathlib import Path
+
+            native_rules.sync_rules(Path(rules_dir),
+                                    [c for c in self.index.all_cards() if c.applies_to])
+        except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
+            log.note(f"native rule sync failed: {type(exc).__name__}: {exc}", name="hook.log")
+
+    def _enqueue_session_end(self) -> None:
+        event = self.event
+        if not event.transcript_path:
+            return
+        try:
+            from engram import session_queue
+
+            session_queue.enqueue(self.workspace.memory_dir, transcript_path=event.transcript_path,
+                                  host=event.host, session=event.session,
+                                  at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        except Exception as exc:  # noqa: BLE001
+            log.note(f"session queue append failed: {type(exc).__name__}", name="hook.log")
+
+
+def handle(host_name: str, raw: bytes) -> str:
+    """The hook's stdout for one payload. Raises on internal errors; the entry point turns
+    any exception into the host's empty answer."""
+    from engram import hosts, workspace as workspace_module
+    from engram import index as index_module
+
+    started = time.perf_counter()
+    host_def = hosts.load_host(host_name)
+    host = host_def["name"]
+    runtime = host_def.get("runtime") or {}
+    shape = runtime.get("output", "hook_specific")
+    payload = json.loads(raw) if raw.strip() else None
+    event = event_module.normalize(host, runtime, payload)
+    if event is None:
+        return empty_answer(shape)
+    event = event.replace(cwd=os.path.realpath(event.cwd))
+    ws = workspace_module.load(event.cwd)
+    if ws is None or not ws.roots:
+        observed.record(host, event.name, 0)
+        return "" if event.silent else empty_answer(shape)
+    index = index_module.load_or_build(ws)
+    result = HookCall(host_def, event, ws, index).run()
+    text = "" if event.silent else encode(shape, event.name, result.text)
+    observed.record(host, event.name, len(text.encode("utf-8")),
+                    (time.perf_counter() - started) * 1000)
+    return text

@@ -1,0 +1,59 @@
+"""`engram hook HOST`: read one payload from stdin, print the answer, exit 0. Fails open:
+any error prints the host's empty answer and is logged in the state dir (without the
+payload: it may hold prompt text)."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
+MAX_STDIN_BYTES: Final = 8 * 1024 * 1024
+
+
+def _empty_for(host_name: str) -> str:
+    try:
+        from engram import hook, hosts
+
+        shape = (hosts.load_host(host_name).get("runtime") or {}).get("output", "hook_specific")
+        return hook.empty_answer(shape)
+    except Exception:  # noqa: BLE001
+        return "{}"
+
+
+def run_hook(args: list[str]) -> int:
+    host_name = args[0] if args else ""
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1) if sys.stdin else b""
+        if len(raw) > MAX_STDIN_BYTES:
+            raise ValueError(f"payload larger than {MAX_STDIN_BYTES} bytes refused")
+        from engram import hook
+
+        output = hook.handle(host_name, raw)
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails its host
+        try:
+            import traceback
+
+            from engram import log
+
+            # Only the error type and where it happened: an exception message may quote the
+            # payload, and no file engram writes holds prompt text.
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
+                                for f in reversed(frames[-4:]))
+            log.note(f"hook {host_name[:40]!r} failed open: {type(exc).__name__} at {where}",
+                     name="hook.log")
+        except BaseException:  # noqa: BLE001
+            pass
+        output = _empty_for(host_name) if host_name else "{}"
+    try:
+        if output:
+            sys.stdout.write(output)
+            if not output.endswith("\n"):
+                sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001 - a closed stdout is the host's business
+        pass
+    return 0

@@ -1,0 +1,71 @@
+"""What the hook runtime observed: per host and event, when it last fired, how often, and how
+many bytes it answered. `engram doctor` reads it to say a hook really fires.
+
+The hook appends one short JSON line per call (O_APPEND: no lock, no rewrite, cheap on the
+hot path); readers fold the lines into per-host, per-event records. The file is rotated once
+it grows past MAX_BYTES, so it stays bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from engram import paths
+
+MAX_BYTES = 512 * 1024
+
+
+def observed_log_path() -> str:
+    return os.path.join(paths.state_dir_str(), "observed.jsonl")
+
+
+def record(host: str, event: str, answered_bytes: int, duration_ms: float | None = None) -> None:
+    """Append one firing. Best effort: never raises."""
+    path = observed_log_path()
+    row = {"host": host, "event": event, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "bytes": int(answered_bytes)}
+    if duration_ms is not None:
+        row["ms"] = round(duration_ms, 1)
+    line = (json.dumps(row, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > MAX_BYTES:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+
+
+def read() -> dict:
+    """{host: {event: {"last_fired", "count", "last_bytes", "last_ms"?}}} from the log (and
+    its rotated predecessor)."""
+    folded: dict = {}
+    path = observed_log_path()
+    for name in (path + ".1", path):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                lines = handle.readlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                row = json.loads(line)
+                host, event = str(row["host"]), str(row["event"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line from a killed process
+            entry = folded.setdefault(host, {}).setdefault(event, {"count": 0})
+            entry["count"] += 1
+            entry["last_fired"] = row.get("at")
+            entry["last_bytes"] = row.get("bytes", 0)
+            if "ms" in row:
+                entry["last_ms"] = row["ms"]
+    return folded

@@ -1,0 +1,78 @@
+"""Reading and changing one config scope on disk (workspace `.agents/engram.json` or the user
+file), with validation against the settings table and an atomic write."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from engram import config, fileio, paths, workspace
+from engram.errors import EngramError
+
+
+def scope_file(global_scope: bool, cwd: Path) -> tuple[Path, str]:
+    """(config file, scope name) for a command run in `cwd`."""
+    if global_scope:
+        return paths.user_config_path(), "user"
+    root = workspace.find_root(cwd)
+    if root is None:
+        raise EngramError(f"no workspace found at or above {cwd}",
+                          "run inside a Git repository, or use --global for the user scope")
+    return root / paths.WORKSPACE_CONFIG_NAME, "workspace"
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        document = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise EngramError(f"{path} is not valid JSON (line {exc.lineno}); nothing was changed",
+                          f"fix or delete {path}") from None
+    if not isinstance(document, dict):
+        raise EngramError(f"{path} must hold a JSON object; nothing was changed")
+    return document
+
+
+def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
+    setting = config.SETTINGS_BY_KEY.get(key)
+    value = config.coerce(key, raw)
+    assert setting is not None
+    if setting.user_only and scope != "user":
+        raise EngramError(f"{key} can only be set in the user scope", "add --global")
+    if setting.workspace_only and scope != "workspace":
+        raise EngramError(f"{key} can only be set in the workspace scope", "drop --global")
+    with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
+        flat = config.flatten(_read_document(path))
+        flat[key] = value
+        fileio.atomic_write_text(path, config.render(flat))
+    return value
+
+
+def unset_value(path: Path, key: str) -> bool:
+    if key not in config.SETTINGS_BY_KEY:
+        raise EngramError(f"unknown config key {key!r}",
+                          "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
+    with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
+        flat = config.flatten(_read_document(path))
+        if key not in flat:
+            return False
+        del flat[key]
+        fileio.atomic_write_text(path, config.render(flat))
+    return True
+
+
+def effective(cwd: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """(effective settings, where each came from) for `cwd`."""
+    user = config.read_file(paths.user_config_file())
+    root = workspace.find_root(cwd)
+    ws_layer = config.read_file(os.path.join(root, paths.WORKSPACE_CONFIG_NAME)) if root else {}
+    merged = config.effective(user, ws_layer)
+    sources = {}
+    for key in merged:
+        sources[key] = "workspace" if key in ws_layer else "user" if key in user else "default"
+    return merged, sources
