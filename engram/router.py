@@ -26,7 +26,8 @@ TAG_BONUS: Final = 1.5
 PATH_SCORE: Final = 10.0
 # Abstention: a card needs this much text evidence to be selected by text alone.
 MIN_TEXT_SCORE: Final = 2.2
-# ... and must reach this share of the best text score in the same query.
+# ... and must reach this share of the best text score in the same query (0.5: less than half
+# the best evidence is a tail match; tuned on a dev set, see docs/performance.md).
 RELATIVE_CUT: Final = 0.5
 MAX_PATHS: Final = 256
 DEFAULT_LIMIT: Final = 8
