@@ -285,12 +285,21 @@ def _score(runs: list[tuple[dict[str, Any], list[str]]]) -> dict[str, Any]:
             "mean_selected": round(selected / len(runs), 2), "on_topic": on, "off_topic": off}
 
 
-def inbox_labelled(data: Path, quick: bool, verbose: bool) -> dict[str, Any]:
+LABELLED_SETS = {
+    # name: (repository folder in the data dir, rules folder inside it, labels, role)
+    "inbox-zero": ("inbox-zero", ".cursor/rules", LABELS, "test"),
+    "continue-dev": ("continue", ".continue/rules", BENCH / "labels" / "continue-dev.jsonl", "dev"),
+}
+
+
+def labelled(data: Path, name: str, quick: bool, verbose: bool) -> dict[str, Any]:
     from engram import text as engram_text
 
-    root = data / "inbox-zero"
-    rules = root / ".cursor" / "rules"
-    labels = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    repo, rules_rel, labels_file, role = LABELLED_SETS[name]
+    root = data / repo
+    rules = root / rules_rel
+    labels = [json.loads(line) for line in labels_file.read_text(encoding="utf-8").splitlines()
+              if line.strip()]
     if quick:
         labels = labels[:8] + [l for l in labels if not l.get("expected")][:4]
     compiled = engram_index(rules)
@@ -320,12 +329,12 @@ def inbox_labelled(data: Path, quick: bool, verbose: bool) -> dict[str, Any]:
             print(f"  {prompt[:64]!r}\n      expected {label.get('expected', [])} "
                   f"+ok {label.get('acceptable', [])}\n      engram {chosen}\n"
                   f"      bm25   {runs['bm25-top3'][-1][1]}", file=sys.stderr)
-    return {"prompts": len(labels), "cards": len(compiled.active),
+    return {"name": name, "role": role, "prompts": len(labels), "cards": len(compiled.active),
             "always_excluded": sorted(always_ids), "always_files": sorted(always_files),
             "systems": {name: _score(rows) for name, rows in runs.items()}}
 
 
-def render(glob: dict[str, Any] | None, labelled: dict[str, Any] | None) -> str:
+def render(glob: dict[str, Any] | None, sets: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     if glob:
         t = glob["truth"]
@@ -341,10 +350,12 @@ def render(glob: dict[str, Any] | None, labelled: dict[str, Any] | None) -> str:
                          f"{r['always_correct_tasks']}/{glob['tasks']}; text-only cards per task "
                          f"{r['mean_text_only_cards']}")
             lines.extend(r["mismatches"])
-    if labelled:
-        lines.append(f"(2) inbox-zero description routing: {labelled['prompts']} labelled prompts over "
-                     f"{labelled['cards']} cards; always-on excluded from scoring: "
-                     f"{', '.join(labelled['always_excluded'])}")
+    for labelled in sets:
+        role = ("held-out test set: labels written before any tuning" if labelled["role"] == "test"
+                else "dev set: the constants were tuned on this one")
+        lines.append(f"(2) {labelled['name']} description routing ({role}): {labelled['prompts']} "
+                     f"labelled prompts over {labelled['cards']} cards; always-on excluded from "
+                     f"scoring: {', '.join(labelled['always_excluded']) or 'none'}")
         lines.append(f"    {'system':<27} {'recall':>7} {'precision':>9} {'abstention':>10} "
                      f"{'strict P':>8} {'silent on-topic':>15} {'mean sel':>8}")
         for name, s in labelled["systems"].items():
@@ -364,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help="the shared data folder (default ../shared/data)")
     parser.add_argument("--only", choices=("glob", "labelled"))
+    parser.add_argument("--sets", nargs="+", choices=sorted(LABELLED_SETS),
+                        help="labelled sets to run (default: all)")
     parser.add_argument("--quick", action="store_true", help="smoke run on a few tasks and prompts")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
@@ -376,15 +389,17 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["ENGRAM_STATE_DIR"] = tmp  # never touch the user's state dir
         try:
             glob = None if args.only == "labelled" else continue_glob(args.data, args.quick, args.verbose)
-            labelled = None if args.only == "glob" else inbox_labelled(args.data, args.quick, args.verbose)
+            sets = [] if args.only == "glob" else [
+                labelled(args.data, name, args.quick, args.verbose)
+                for name in (args.sets or ("inbox-zero", "continue-dev"))]
         finally:
             if saved is None:
                 os.environ.pop("ENGRAM_STATE_DIR", None)
             else:
                 os.environ["ENGRAM_STATE_DIR"] = saved
-    print(render(glob, labelled))
+    print(render(glob, sets))
     if args.json:
-        args.json.write_text(json.dumps({"glob": glob, "labelled": labelled}, indent=2) + "\n",
+        args.json.write_text(json.dumps({"glob": glob, "labelled": sets}, indent=2) + "\n",
                              encoding="utf-8")
     return 0
 
