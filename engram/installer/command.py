@@ -20,6 +20,7 @@ from typing import Final, Iterable
 EXECUTABLE_ENV: Final = "ENGRAM_HOOK_EXECUTABLE"
 _SHIM_DIRS: Final = ("shims",)  # pyenv, asdf, rbenv-style wrappers re-resolve per call
 _SCRIPT_SUFFIXES: Final = (".exe", "-script.py", ".cmd", ".bat")
+_PROGRAM_PREFIXES: Final = frozenset({"exec", "env", "command", "&&", ";", "||", "&"})
 
 
 def _is_shim(path: Path) -> bool:
@@ -110,6 +111,12 @@ def _split(command: str) -> list[str]:
         return command.split()
 
 
+def _splits(command: str) -> list[list[str]]:
+    """POSIX words, and (for Windows paths, whose backslashes POSIX quoting eats) plain words."""
+    plain = [w.strip("'\"") for w in command.split()]
+    return [_split(command), plain] if "\\" in command else [_split(command)]
+
+
 def _is_engram_executable(word: str) -> bool:
     base = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
     for suffix in _SCRIPT_SUFFIXES:
@@ -128,10 +135,15 @@ def is_ours(command: object, names: Iterable[str]) -> bool:
     if not isinstance(command, str):
         return False
     wanted = {n.lower() for n in names}
-    words = _split(command)
+    return any(_runs_hook(words, wanted) for words in _splits(command))
+
+
+def _runs_hook(words: list[str], wanted: set[str]) -> bool:
     for i, word in enumerate(words):
         tail = [w.lower() for w in words[i + 1: i + 4]]
-        is_engram = _is_engram_executable(word) or (
+        # engram must be the program run, not an argument (`echo engram hook claude`)
+        is_program = i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
+        is_engram = (_is_engram_executable(word) and is_program) or (
             word == "-m" and i + 1 < len(words) and words[i + 1] == "engram")
         if not is_engram:
             continue

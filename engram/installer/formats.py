@@ -158,7 +158,7 @@ class MatcherGroups(_JsonFormat):
         desired = {e.event: e for e in wanted}
         placed: set[str] = set()
         for event in list(hooks):
-            new_groups = []
+            new_groups, event_touched = [], False
             for group in hooks[event]:
                 handlers, kept, touched = group.get("hooks", []), [], False
                 for handler in handlers:
@@ -173,14 +173,15 @@ class MatcherGroups(_JsonFormat):
                         kept.append(updated)
                     else:
                         touched = True  # stale, duplicate, or an event no longer wanted
+                event_touched |= touched
                 if not touched:
                     new_groups.append(group)
                 elif kept:
                     new_groups.append({**group, "hooks": kept})
-            if new_groups:
+            if new_groups or not event_touched:
                 hooks[event] = new_groups
             else:
-                del hooks[event]
+                del hooks[event]  # emptied by us
         for entry in wanted:
             if entry.event not in placed:
                 group: dict[str, Any] = {} if entry.matcher is None else {"matcher": entry.matcher}

@@ -1,0 +1,140 @@
+"""doctor: configured and observed reported apart; the JSON envelope pinned; exit 1 + fix."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from installer_helpers import engram
+
+VENV_ENGRAM = str(Path(sys.executable).parent / "engram")
+
+
+@pytest.fixture(autouse=True)
+def resolvable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A command that resolves on this machine, so only what a test breaks is broken.
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", VENV_ENGRAM if Path(VENV_ENGRAM).exists()
+                       else "/bin/sh")
+
+
+def doctor(workspace: Path, capsys: pytest.CaptureFixture) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = engram("doctor", "--json", cwd=workspace)
+    return code, json.loads(capsys.readouterr().out)
+
+
+def host(report: dict, name: str) -> dict:
+    return next(h for h in report["hosts"] if h["host"] == name)
+
+
+def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    code, report = doctor(workspace, capsys)
+    assert code == 0
+    assert set(report) == {"version", "ok", "workspace", "lint", "hosts", "problems"}
+    assert report["version"] == 1
+    assert set(report["workspace"]) == {"root", "memory_roots", "read", "proof", "path_rules",
+                                        "warnings"}
+    assert set(report["lint"]) >= {"available", "errors", "warnings"}
+    claude = host(report, "claude")
+    assert set(claude) == {"host", "display_name", "supported", "reason", "configured", "observed"}
+    assert set(claude["configured"][0]) == {
+        "scope", "path", "exists", "state", "present", "stale", "missing", "command_resolvable",
+        "timeout_unit_ok", "broken", "problem", "fix"}
+    assert [c["scope"] for c in claude["configured"]] == ["project", "global"]
+    assert host(report, "copilot")["configured"] == []
+    assert report["workspace"]["read"] == "auto" and report["workspace"]["proof"] == "off"
+
+
+def test_linked_host_is_configured_but_never_observed(workspace: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    assert engram("link", "codex", cwd=workspace) == 0
+    code, report = doctor(workspace, capsys)
+    codex = host(report, "codex")
+    project = codex["configured"][0]
+    assert code == 0 and project["state"] == "linked" and not project["broken"]
+    assert project["present"] == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact",
+                                  "SubagentStart"]
+    assert project["command_resolvable"] is True and project["timeout_unit_ok"] is True
+    assert codex["observed"] == {}
+
+
+def test_observed_comes_from_the_state_dir(workspace: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture) -> None:
+    observed = {"gemini": {"BeforeAgent": {"last_fired": "2026-11-30T10:00:00Z", "count": 3,
+                                           "last_bytes": 812}}}
+    (tmp_path / "state").mkdir(exist_ok=True)
+    (tmp_path / "state" / "observed.json").write_text(json.dumps(observed))
+    code, report = doctor(workspace, capsys)
+    assert host(report, "gemini")["observed"] == observed["gemini"]
+    assert host(report, "gemini")["configured"][0]["state"] == "not linked"  # kept apart
+    assert engram("doctor", cwd=workspace) == 0
+    assert "BeforeAgent x3" in capsys.readouterr().out
+
+
+def test_corrupt_observed_file_means_never_observed(workspace: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "state").mkdir(exist_ok=True)
+    (tmp_path / "state" / "observed.json").write_text("{broken")
+    code, report = doctor(workspace, capsys)
+    assert code == 0 and all(h["observed"] == {} for h in report["hosts"])
+
+
+def test_wrong_unit_stale_entry_and_missing_event_are_broken_with_the_fix(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    command = f"{VENV_ENGRAM} hook claude"
+    path.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": command, "timeout": 10000}]}]}}))
+    code, report = doctor(workspace, capsys)
+    row = host(report, "claude")["configured"][0]
+    assert code == 1 and row["broken"]
+    assert row["timeout_unit_ok"] is False
+    assert row["stale"] == ["SessionStart"]
+    assert "UserPromptSubmit" in row["missing"] and "SessionStart" not in row["missing"]
+    assert row["fix"] == "engram upgrade"
+    assert report["problems"][0]["host"] == "claude" and not report["ok"]
+    assert engram("doctor", cwd=workspace) == 1
+    assert "fix: engram upgrade" in capsys.readouterr().out
+    assert engram("upgrade", cwd=workspace) == 0
+    assert doctor(workspace, capsys)[0] == 0
+
+
+def test_a_command_that_no_longer_resolves_is_flagged(workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", "/gone/venv/bin/engram")
+    assert engram("link", "windsurf", cwd=workspace) == 0
+    code, report = doctor(workspace, capsys)
+    row = host(report, "windsurf")["configured"][0]
+    assert code == 1 and row["command_resolvable"] is False
+    assert "no longer resolves" in row["problem"]
+
+
+def test_unparseable_config_is_reported_not_crashed(workspace: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    path = workspace / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text("{oops")
+    code, report = doctor(workspace, capsys)
+    row = host(report, "cursor")["configured"][0]
+    assert code == 1 and row["state"] == "unreadable" and row["fix"]
+
+
+def test_lint_unavailable_is_shown_not_fatal(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "engram.lint", None)  # makes the import fail
+    code, report = doctor(workspace, capsys)
+    assert code == 0 and report["lint"]["available"] is False
+    assert report["lint"]["reason"] == "lint unavailable"
+
+
+def test_memory_roots_and_modes(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    (workspace / ".agents" / "engram.json").write_text('{"read": "startup", "proof": "compact"}')
+    code, report = doctor(workspace, capsys)
+    assert report["workspace"]["memory_roots"] == [
+        {"path": str(workspace / ".agents" / ".engram"), "scope": "workspace"}]
+    assert (report["workspace"]["read"], report["workspace"]["proof"]) == ("startup", "compact")

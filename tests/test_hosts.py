@@ -1,0 +1,133 @@
+"""Host definitions: registry, aliases, the JSON cache the hook path reads, the schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engram import hosts
+from engram.resources import data_dir
+
+SCHEMA = data_dir("schemas") / "host.schema.json"
+
+
+def test_every_host_yaml_validates_against_the_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = sorted(data_dir("hosts").glob("*.yaml"))
+    assert len(files) >= 8
+    for path in files:
+        errors = [f"{'/'.join(map(str, e.path))}: {e.message}"
+                  for e in validator.iter_errors(yaml.safe_load(path.read_text()))]
+        assert not errors, f"{path.name}: {errors}"
+
+
+def test_schema_rejects_a_timeout_on_a_host_without_one() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    cursor = yaml.safe_load((data_dir("hosts") / "cursor.yaml").read_text())
+    cursor["install"]["timeout_seconds"] = 10
+    assert list(validator.iter_errors(cursor))
+    claude = yaml.safe_load((data_dir("hosts") / "claude.yaml").read_text())
+    claude["install"]["events"][0]["when"] = "sometimes"
+    assert list(validator.iter_errors(claude))
+
+
+@pytest.mark.parametrize("name, canonical", [("claude", "claude"), ("cascade", "windsurf"),
+                                             ("antigravity", "gemini"), ("Codex", "codex")])
+def test_load_host_by_name_or_alias(name: str, canonical: str) -> None:
+    assert hosts.load_host(name)["name"] == canonical
+    assert hosts.get(name).name == canonical
+
+
+def test_unknown_host() -> None:
+    with pytest.raises(hosts.UnknownHost):
+        hosts.load_host("emacs")
+
+
+def test_registry_lists_supported_hosts_first() -> None:
+    names = [h.name for h in hosts.registry()]
+    assert names[-2:] == ["cline", "copilot"]
+    assert set(names) >= {"claude", "codex", "gemini", "cursor", "windsurf", "opencode"}
+    assert hosts.get("windsurf").names == ("windsurf", "cascade")
+
+
+@pytest.fixture
+def private_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "hosts"
+    shutil.copytree(data_dir("hosts"), folder)
+    monkeypatch.setattr(hosts, "hosts_dir", lambda: folder)
+    hosts._memo.clear()
+    yield folder
+    hosts._memo.clear()
+
+
+def test_cache_is_written_and_invalidated_by_a_changed_yaml(private_hosts: Path, tmp_path: Path) -> None:
+    assert hosts.load_host("codex")["display_name"] == "Codex CLI"
+    cache = tmp_path / "state" / "cache" / f"hosts-{hosts.__version__}.json"
+    assert json.loads(cache.read_text())["hosts"]["codex"]["name"] == "codex"
+    path = private_hosts / "codex.yaml"
+    path.write_text(path.read_text().replace("display_name: Codex CLI", "display_name: Codex"))
+    os.utime(path, ns=(1, 1))  # a different mtime even on coarse clocks
+    hosts._memo.clear()
+    assert hosts.load_host("codex")["display_name"] == "Codex"
+
+
+def test_unwritable_cache_still_loads(private_hosts: Path, monkeypatch: pytest.MonkeyPatch,
+                                      tmp_path: Path) -> None:
+    blocker = tmp_path / "blocked"
+    blocker.write_text("a file where the state dir should be")
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(blocker))
+    assert hosts.load_host("claude")["name"] == "claude"
+
+
+def test_corrupt_cache_is_rebuilt(private_hosts: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "state" / "cache" / f"hosts-{hosts.__version__}.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text("{not json")
+    assert hosts.load_host("gemini")["name"] == "gemini"
+    assert json.loads(cache.read_text())["format"] == hosts.CACHE_FORMAT
+
+
+def test_import_is_light_and_a_warm_cache_needs_no_yaml() -> None:
+    code = ("import sys, engram.hosts as h\n"
+            "heavy = [m for m in ('yaml', 'typer', 'portalocker') if m in sys.modules]\n"
+            "h.load_host('claude')\n"
+            "print(heavy, 'yaml' in sys.modules)")
+    env = dict(os.environ)
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert second.stdout.strip() == "[] False"
+
+
+def test_native_rules_import_is_light() -> None:
+    code = "import sys, engram.native_rules; print(sorted({'yaml', 'typer', 'portalocker'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_opencode_template_is_a_valid_es_module() -> None:
+    if not Path("/usr/bin/node").exists():
+        pytest.skip("node not installed")
+    subprocess.run(["/usr/bin/node", "--input-type=module", "--check"],
+                   input=(data_dir("hosts") / "opencode-plugin.js").read_bytes(), check=True)
+
+
+def test_docs_parity_table_is_current() -> None:
+    from engram.installer import docs_table
+
+    path = docs_table.docs_path()
+    if not path.exists():
+        pytest.skip("docs/ not in this installation")
+    assert docs_table.render(path.read_text(encoding="utf-8")) == path.read_text(encoding="utf-8"), \
+        "docs/hosts.md is stale: run python -m engram.installer.docs_table --write"

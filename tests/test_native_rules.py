@@ -1,0 +1,103 @@
+"""Claude native path rules: rendering, syncing, stale removal, unsafe ids, link/unlink."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.card import Card
+from engram.native_rules import GENERATED_MARKER, is_safe_id, remove_rules, render_rule, sync_rules
+from installer_helpers import PINNED, engram
+
+
+def card(card_id: str, applies_to: tuple[str, ...] = ("src/**/*.py",), body: str = "Use ruff.",
+         title: str = "Python style") -> Card:
+    return Card(id=card_id, title=title, card=title, body=body, path=f"/m/{card_id}.md",
+                root="/m", content_hash="h", applies_to=applies_to)
+
+
+def test_render_rule_writes_paths_frontmatter_and_body() -> None:
+    text = render_rule(card("py-style", ("**/*.{ts,tsx}", "src/api/*.py"), "Line one.\n\nTwo.\n"))
+    assert text.startswith('---\npaths:\n  - "**/*.{ts,tsx}"\n  - "src/api/*.py"\n---\n')
+    assert GENERATED_MARKER in text and "py-style" in text
+    assert text.endswith("# Python style\n\nLine one.\n\nTwo.\n")
+
+
+def test_paths_frontmatter_is_yaml_that_round_trips() -> None:
+    yaml = pytest.importorskip("yaml")
+    globs = ("**/*.md", 'docs/"quoted"/*.md', "{a,b}/**")
+    text = render_rule(card("x", globs))
+    front = text.split("---\n")[1]
+    assert tuple(yaml.safe_load(front)["paths"]) == globs
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "../x", "a/b", "a\\b", "nul\x00", "CON", "con.md",
+                                 "Lpt1", "com9.txt", ".hidden", "trailing.", "trailing ", "a:b"])
+def test_unsafe_ids_are_rejected(bad: str) -> None:
+    assert not is_safe_id(bad)
+
+
+@pytest.mark.parametrize("good", ["py-style", "api.v2", "console", "a_b", "ünïcode"])
+def test_safe_ids(good: str) -> None:
+    assert is_safe_id(good)
+
+
+def test_sync_writes_updates_removes_stale_and_skips_unsafe(tmp_path: Path) -> None:
+    rules = tmp_path / ".claude" / "rules" / "engram"
+    changed = sync_rules(rules, [card("a"), card("b"), card("always", ()), card("../evil")])
+    assert sorted(p.name for p in changed) == ["a.md", "b.md"]
+    assert sorted(p.name for p in rules.iterdir()) == ["a.md", "b.md"]
+    assert not (tmp_path / ".claude" / "rules" / "evil.md").exists()
+    assert sync_rules(rules, [card("a"), card("b")]) == []  # nothing changed: nothing written
+    changed = sync_rules(rules, [card("a", body="New body.")])
+    assert sorted(p.name for p in changed) == ["a.md", "b.md"]
+    assert "New body." in (rules / "a.md").read_text()
+    assert not (rules / "b.md").exists()
+
+
+def test_sync_and_remove_leave_user_files_alone(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "mine.md").write_text("my own rule")
+    (rules / "a.md").write_text("a hand-written rule named like a card")
+    sync_rules(rules, [card("a")])
+    assert (rules / "mine.md").read_text() == "my own rule"
+    assert (rules / "a.md").read_text() == "a hand-written rule named like a card"
+    remove_rules(rules)
+    assert rules.is_dir() and (rules / "mine.md").exists()
+
+
+def test_sync_into_an_unwritable_place_does_not_raise(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert sync_rules(blocker / "rules", [card("a")]) == []
+
+
+def test_link_writes_rules_for_workspace_cards_and_unlink_removes_them(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+    memory = workspace / ".agents" / ".engram"
+    (memory / "py-style.md").write_text(
+        "---\nid: py-style\ntitle: Python style\napplies_to: ['src/**/*.py']\n---\nUse ruff.\n")
+    (memory / "general.md").write_text("---\nid: general\ntitle: General\n---\nBe kind.\n")
+    assert engram("link", "claude", cwd=workspace) == 0
+    rules = workspace / ".claude" / "rules" / "engram"
+    assert [p.name for p in rules.iterdir()] == ["py-style.md"]
+    assert "Use ruff." in (rules / "py-style.md").read_text()
+    hooks = json.loads((workspace / ".claude/settings.json").read_text())["hooks"]
+    assert "InstructionsLoaded" in hooks
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert not rules.exists()
+    assert not (workspace / ".claude" / "settings.json").exists()
+
+
+def test_switching_to_hook_path_rules_removes_the_rule_files(workspace: Path) -> None:
+    memory = workspace / ".agents" / ".engram"
+    (memory / "py.md").write_text("---\nid: py\napplies_to: ['*.py']\n---\nBody.\n")
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert (workspace / ".claude/rules/engram/py.md").exists()
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "hook"}}')
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert not (workspace / ".claude/rules/engram").exists()
