@@ -1,0 +1,85 @@
+"""The routing-quality benchmark runs (smoke mode) against ../shared/data, and its labels stay
+consistent with the rule sets they name. Skips when the reference data is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import shared_or_skip
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _quality():
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_routing_quality", BENCH / "routing_quality.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _labels(name: str) -> list[dict]:
+    return [json.loads(line) for line in (BENCH / "labels" / name).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def test_label_sets_have_the_required_shape() -> None:
+    rows = _labels("inbox-zero.jsonl")
+    assert len(rows) >= 40
+    assert sum(1 for r in rows if not r.get("expected")) >= 8
+    for name in ("inbox-zero.jsonl", "continue-dev.jsonl"):
+        for row in _labels(name):
+            assert isinstance(row["prompt"], str) and row["prompt"].strip()
+            assert not set(row.get("expected") or []) & set(row.get("acceptable") or [])
+
+
+@pytest.mark.parametrize("name", ["inbox-zero", "continue-dev"])
+def test_every_labelled_id_is_a_card_of_its_rule_set(name: str) -> None:
+    quality = _quality()
+    repo, rules, labels_file, _ = quality.LABELLED_SETS[name]
+    folder = shared_or_skip("data", repo, *rules.split("/"))
+    from engram import index
+
+    ids = {card.id for card in index.load_roots([folder]).all_cards()}
+    for row in _labels(labels_file.name):
+        unknown = set(row.get("expected") or []) | set(row.get("acceptable") or [])
+        assert unknown <= ids, (row["prompt"], unknown - ids)
+
+
+def test_ground_truth_glob_split_is_brace_aware() -> None:
+    quality = _quality()
+    assert quality.glob_list('"**/*.{ts,tsx}, docs/**"') == ["**/*.{ts,tsx}", "docs/**"]
+    assert quality.glob_list(["gui/**/*", "core/**/*"]) == ["gui/**/*", "core/**/*"]
+    assert quality.glob_list(None) == [] and quality.glob_list("") == []
+    assert quality.frontmatter("---\nglobs: **/*\nalwaysApply: true\n---\nbody\n") == {
+        "globs": "**/*", "alwaysApply": "true"}
+
+
+def test_quality_bench_quick_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = shared_or_skip("data")
+    shared_or_skip("data", "continue", "tasks.jsonl")
+    shared_or_skip("data", "inbox-zero", ".cursor", "rules")
+    quality = _quality()
+    out = tmp_path / "quality.json"
+    assert quality.main(["--quick", "--data", str(data), "--json", str(out)]) == 0
+    assert "bm25-top3" in capsys.readouterr().out
+    figures = json.loads(out.read_text())
+    for variant in ("subject", "scope stripped"):
+        assert figures["glob"][variant]["precision"] == 1.0
+        assert figures["glob"][variant]["recall"] == 1.0
+    for labelled in figures["labelled"]:
+        for scores in labelled["systems"].values():
+            for metric in ("recall", "precision", "abstention"):
+                assert 0.0 <= scores[metric] <= 1.0
+
+
+def test_quality_bench_without_data_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    quality = _quality()
+    assert quality.main(["--data", str(tmp_path / "absent")]) == 2
+    assert "not found" in capsys.readouterr().err
