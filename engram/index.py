@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 3
+INDEX_FORMAT: Final = 4
 # Field order in postings and lengths: id/title, tags, one-line card, body.
 FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 _COMPACT_RATIO: Final = 0.25
 
 # Slot tuple positions.
-S_PATH, S_ROOT, S_MTIME, S_SIZE, S_HASH, S_CARD, S_PROBLEMS, S_TERMS = range(8)
+S_PATH, S_ROOT, S_MTIME, S_SIZE, S_HASH, S_CARD, S_PROBLEMS, S_TERMS, S_SECRET = range(9)
 # Card tuple positions.
 (C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
  C_BODY_LINE, C_PROVENANCE, C_BODY, C_HASH, C_PATH, C_ROOT) = range(16)
@@ -66,6 +66,16 @@ def _field_terms(card: Card) -> dict[str, list[int]]:
         for term in text.terms(source):
             counts.setdefault(term, [0, 0, 0, 0])[position] += 1
     return counts
+
+
+def _holds_secret(card: Card | None) -> bool:
+    """Checked once per changed file, so the hook never scans bodies: a card whose body holds
+    a value-shaped secret is never injected (lint and doctor report it)."""
+    if card is None:
+        return False
+    from engram import secrets
+
+    return bool(secrets.find_secrets(card.title + "\n" + card.card + "\n" + card.body))
 
 
 def _problem_tuple(problem: Problem) -> tuple[Any, ...]:
@@ -215,14 +225,14 @@ def build(roots: list[tuple[str, str]], follow_symlinks: bool = False,
                 raw = None
             if raw is not None and store.content_hash(raw) == old[S_HASH] and old[S_ROOT] == entry.root:
                 slots[slot] = (old[S_PATH], old[S_ROOT], entry.mtime_ns, entry.size, old[S_HASH],
-                               old[S_CARD], old[S_PROBLEMS], old[S_TERMS])
+                               old[S_CARD], old[S_PROBLEMS], old[S_TERMS], old[S_SECRET])
                 changed = True
                 continue
         card, problems, digest = store.load_file(entry, raw)
         terms = _field_terms(card) if card is not None else {}
         new_slot = (entry.path, entry.root, entry.mtime_ns, entry.size, digest,
                     _card_tuple(card) if card is not None else None,
-                    [_problem_tuple(p) for p in problems], terms)
+                    [_problem_tuple(p) for p in problems], terms, _holds_secret(card))
         if slot is None:
             slot = data["free"].pop() if data["free"] else len(slots)
             if slot == len(slots):
@@ -306,6 +316,7 @@ def _derive(data: dict[str, Any]) -> None:
     data["ids"] = {card_id: slot_of_path[by_id[card_id].path] for card_id in order}
     data["order"] = [data["ids"][card_id] for card_id in order]
     data["always"] = [data["ids"][c] for c in order if by_id[c].always]
+    data["secret_slots"] = [data["ids"][c] for c in order if slots[data["ids"][c]][S_SECRET]]
     lengths = array("I", [0] * (4 * len(slots)))
     for slot, entry in enumerate(slots):
         if entry is None or entry[S_CARD] is None:

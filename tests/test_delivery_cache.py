@@ -1,0 +1,76 @@
+"""The delivery cache as plain data, and its file: pruning, caps, corruption, schema."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import REPO
+
+from engram import delivery
+
+
+def doc_with(entries: dict) -> dict:
+    return {"version": 1, "entries": entries}
+
+
+def entry(updated: float, agent: str = "") -> dict:
+    e = delivery.new_entry("claude", "/w", "s", agent, updated)
+    e["updated"] = updated
+    return e
+
+
+def test_prune_ttl_and_caps_subagents_never_evict_parents() -> None:
+    now = 10_000_000.0
+    entries = {f"claude|/w|s{i}": entry(now - i) for i in range(250)}
+    entries.update({f"claude|/w|s0#agent:{i}": entry(now - 1000 - i, agent=str(i)) for i in range(150)})
+    entries["claude|/w|old"] = entry(now - delivery.TTL_SECONDS - 1)
+    document = doc_with(entries)
+    delivery.prune(document, now)
+    kept = document["entries"]
+    assert "claude|/w|old" not in kept
+    assert sum(1 for e in kept.values() if not e["agent"]) == 200
+    assert sum(1 for e in kept.values() if e["agent"]) == 100
+    assert "claude|/w|s0" in kept and "claude|/w|s249" not in kept  # oldest go first
+
+
+def test_mark_delivered_replaces_older_hash_of_same_id() -> None:
+    e = entry(0)
+    delivery.mark_delivered(e, ["a@1111111111111111", "b@2222222222222222"], 1)
+    delivery.mark_delivered(e, ["a@3333333333333333"], 2)
+    assert e["delivered"] == ["a@3333333333333333", "b@2222222222222222"]
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"\x00\xff garbage", b'{"version": 99, "entries": {}}',
+                                     b'{"version": 1, "entries": []}', b"[]"])
+def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path: Path, garbage: bytes) -> None:
+    path = tmp_path / "delivery" / "w.json"
+    path.parent.mkdir()
+    path.write_bytes(garbage)
+    with delivery.transaction(str(path)) as document:
+        assert document == delivery.empty_document()
+        delivery.entry_for(document, "claude|/w|s", "claude", "/w", "s", "", time.time())
+    assert json.loads(path.read_text())["entries"]
+    if garbage:
+        assert list(path.parent.glob("w.json.corrupt-*"))
+
+
+def test_exception_inside_transaction_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    with pytest.raises(RuntimeError):
+        with delivery.transaction(str(path)) as document:
+            delivery.entry_for(document, "claude|/w|s", "claude", "/w", "s", "", 1.0)
+            raise RuntimeError("boom")
+    assert not path.exists()
+
+
+def test_written_cache_validates_against_schema(tmp_path: Path) -> None:
+    schema = json.loads((REPO / "schemas" / "delivery-cache.schema.json").read_text())
+    path = tmp_path / "c.json"
+    with delivery.transaction(str(path)) as document:
+        e = delivery.entry_for(document, "claude|/w|s#agent:7", "claude", "/w", "s", "7", time.time())
+        delivery.mark_delivered(e, ["card-a@0123456789abcdef"], time.time())
+    jsonschema.validate(json.loads(path.read_text()), schema)

@@ -1,0 +1,185 @@
+"""Delta delivery through the hook, replaying the real Claude Code and Codex payloads with
+their cwd pointed at a test workspace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hookkit import already, call, context, make_workspace, payload, sent_ids
+
+from engram import delivery, paths
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "proj")
+
+
+def prompt(client: str, ws: Path, text: str, name: str = "UserPromptSubmit.json", **extra: object) -> str:
+    return context(call(client, payload(client, name, ws, prompt=text, **extra)))
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_session_start_sends_always_cards_once(ws: Path, client: str) -> None:
+    first = context(call(client, payload(client, "SessionStart.json", ws)))
+    assert sent_ids(first) == ["overview"]
+    assert "This repository is the payments service." in first
+    again = call(client, payload(client, "SessionStart.json", ws, source="resume"))
+    assert again.strip() == "{}"  # resume keeps the delivered set: the host replays it
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_prompt_delta_then_already_loaded(ws: Path, client: str) -> None:
+    call(client, payload(client, "SessionStart.json", ws))
+    first = prompt(client, ws, "how should the API handlers format errors?")
+    assert sent_ids(first) == ["error-format", "api-style"]  # prerequisite first
+    assert "already loaded" not in first
+    second = prompt(client, ws, "how should the API handlers format errors?")
+    assert sent_ids(second) == []
+    assert already(second) == ["api-style", "error-format"]  # sorted
+    answer = json.loads(call(client, payload(client, "UserPromptSubmit.json", ws, prompt="api handlers")))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_off_topic_prompt_injects_nothing(ws: Path, client: str) -> None:
+    call(client, payload(client, "SessionStart.json", ws))
+    assert call(client, payload(client, "UserPromptSubmit.json", ws, prompt="thanks!")).strip() == "{}"
+    assert call(client, payload(client, "UserPromptSubmit.json", ws,
+                                prompt="hello there")).strip() == "{}"
+
+
+def test_always_cards_come_with_first_prompt_when_no_session_start(ws: Path) -> None:
+    text = prompt("claude", ws, "what is the release checklist?")
+    assert sent_ids(text) == ["overview", "release"]
+    later = prompt("claude", ws, "what is the release checklist?")
+    assert already(later) == ["release"]  # always cards are not listed later
+
+
+def test_edited_card_is_delivered_again(ws: Path) -> None:
+    prompt("claude", ws, "release checklist")
+    card = ws / ".agents" / ".engram" / "release.md"
+    card.write_text(card.read_text().replace("Tuesdays", "Wednesdays"))
+    text = prompt("claude", ws, "release checklist")
+    assert sent_ids(text) == ["release"] and "Wednesdays" in text
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_compaction_resets(ws: Path, client: str) -> None:
+    call(client, payload(client, "SessionStart.json", ws))
+    prompt(client, ws, "release checklist")
+    # Codex's compaction payloads come from a second captured session: same session here.
+    session = payload(client, "UserPromptSubmit.json", ws)["session_id"]
+    compacted = call(client, payload(client, "PreCompact.json", ws, session_id=session))
+    assert compacted == ""  # Claude reads PreCompact stdout as compaction instructions
+    restart = context(call(client, payload(client, "SessionStart.compact.json" if client == "codex"
+                                           else "SessionStart.3.json", ws, session_id=session)))
+    assert sent_ids(restart) == ["overview"]
+    assert sent_ids(prompt(client, ws, "release checklist")) == ["release"]
+
+
+def test_clear_start_resets_but_resume_keeps(ws: Path) -> None:
+    prompt("claude", ws, "release checklist")
+    call("claude", payload("claude", "SessionStart.json", ws, source="resume"))
+    assert already(prompt("claude", ws, "release checklist")) == ["release"]
+    call("claude", payload("claude", "SessionStart.json", ws, source="clear"))
+    assert sent_ids(prompt("claude", ws, "release checklist")) == ["release"]
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_subagent_gets_session_context_parent_untouched(ws: Path, client: str) -> None:
+    call(client, payload(client, "SessionStart.json", ws))
+    prompt(client, ws, "release checklist")
+    prompt(client, ws, "hello there")  # routes nothing: the last routed context stays
+    sub = context(call(client, payload(client, "SubagentStart.json", ws)))
+    assert sent_ids(sub) == ["overview", "release"]
+    answer = json.loads(call(client, payload(client, "SubagentStart.json", ws)))
+    assert answer == {}  # the subagent already has them
+    assert already(prompt(client, ws, "release checklist")) == ["release"]
+
+
+def test_codex_subagent_prompt_is_keyed_to_the_subagent(ws: Path) -> None:
+    main = prompt("codex", ws, "release checklist")
+    assert sent_ids(main) == ["overview", "release"]
+    sub = prompt("codex", ws, "release checklist", name="UserPromptSubmit.2.json")
+    assert sent_ids(sub) == ["overview", "release"]  # its own set, not the parent's
+    cache = json.loads(Path(delivery.cache_path(paths.workspace_key(str(ws.resolve())))).read_text())
+    keys = sorted(cache["entries"])
+    assert len(keys) == 2 and any("#agent:" in key for key in keys)
+
+
+def test_different_sessions_and_hosts_are_separate(ws: Path) -> None:
+    prompt("claude", ws, "release checklist")
+    other = prompt("claude", ws, "release checklist", session_id="another-session")
+    assert sent_ids(other) == ["overview", "release"]
+    codex = prompt("codex", ws, "release checklist", session_id="e49f4ed0-e9a1-4b75-a155-294ba4c0a054")
+    assert sent_ids(codex) == ["overview", "release"]
+
+
+def test_route_uses_payload_cwd_not_process_cwd(ws: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = make_workspace(tmp_path / "other", cards={})
+    monkeypatch.chdir(elsewhere)
+    assert sent_ids(prompt("claude", ws, "release checklist")) == ["overview", "release"]
+
+
+def test_cache_never_holds_prompt_text_or_bodies(ws: Path, tmp_path: Path) -> None:
+    secret_prompt = "release checklist with zebra-unicorn-4711"
+    prompt("claude", ws, secret_prompt)
+    prompt("claude", ws, "flamingo-prompt-text says hello there")
+    for file in (tmp_path / "state").rglob("*"):
+        if file.is_file():
+            data = file.read_bytes()
+            assert b"zebra-unicorn-4711" not in data, file
+            assert b"flamingo-prompt-text" not in data, file
+            assert b"Releases are cut from main" not in data or file.suffix == ".idx", file
+
+
+def test_proof_line_and_modes(ws: Path) -> None:
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"proof": "compact"}))
+    text = prompt("claude", ws, "release checklist")
+    proof = text.splitlines()[-1]
+    assert proof.startswith("Engram proof: routed 2, loaded 2, reused 0, skipped 0 (sig ")
+    assert proof.endswith(")") and len(proof.split("sig ")[1].rstrip(")")) == 16
+    again = prompt("claude", ws, "release checklist")
+    assert again.splitlines() == ["already loaded: release",
+                                  again.splitlines()[-1]]
+    assert again.splitlines()[-1].split("sig ")[1] != proof.split("sig ")[1]  # routed keys differ
+    nothing = prompt("claude", ws, "hello there")
+    assert nothing.startswith("Engram proof: routed 0") and "###" not in nothing
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"proof": "compact", "read": "off"}))
+    off = prompt("claude", ws, "api handlers")
+    assert "read mode off" in off and "###" not in off
+
+
+def test_read_modes(ws: Path) -> None:
+    config = ws / ".agents" / "engram.json"
+    config.write_text(json.dumps({"read": "always"}))
+    prompt("claude", ws, "release checklist")
+    assert sent_ids(prompt("claude", ws, "release checklist")) == ["release"]
+    config.write_text(json.dumps({"read": "startup"}))
+    assert call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="api handlers")).strip() == "{}"
+    assert sent_ids(context(call("claude", payload("claude", "SessionStart.json", ws,
+                                                   session_id="s-startup")))) == ["overview"]
+    for mode in ("manual", "off"):
+        config.write_text(json.dumps({"read": mode}))
+        assert call("claude", payload("claude", "SessionStart.json", ws, session_id=f"s-{mode}")).strip() == "{}"
+
+
+def test_same_routing_same_bytes(tmp_path: Path) -> None:
+    outputs = []
+    for name in ("a", "b"):
+        ws = make_workspace(tmp_path / name)
+        outputs.append(prompt("claude", ws, "how should the API handlers format errors?"))
+    assert outputs[0] == outputs[1]
+
+
+def test_unrelated_events_and_no_workspace_answer_empty(ws: Path, tmp_path: Path) -> None:
+    assert call("claude", payload("claude", "Stop.json", ws)).strip() == "{}"
+    assert call("claude", payload("claude", "PostToolUse.json", ws)).strip() == "{}"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert call("claude", payload("claude", "UserPromptSubmit.json", bare, prompt="release")) == "{}"
+    assert call("codex", payload("codex", "PreToolUse.json", ws)).strip() == "{}"  # Bash, not apply_patch

@@ -1,0 +1,115 @@
+"""`engram hook` as the real process hosts run: fail open in every bad situation, import only
+what the hook path needs, and lose nothing when 20 hooks run at once on one session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from hookkit import CARDS, context, make_workspace, payload, run_process, sent_ids
+
+from engram import delivery, paths
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "proj")
+
+
+def test_real_process_answers_claude_envelope(ws: Path) -> None:
+    done = run_process("claude", json.dumps(payload("claude", "UserPromptSubmit.json", ws,
+                                                    prompt="release checklist")).encode())
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert sent_ids(answer["hookSpecificOutput"]["additionalContext"]) == ["overview", "release"]
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"hook_event_name": 5}',
+                                   b"\xff\xfe\x00", b'{"session_id": "s", "hook_event_name": '
+                                   b'"UserPromptSubmit", "cwd": "/nonexistent/dir", "prompt": "x"}',
+                                   b"[" * 100_000 + b"]" * 100_000])
+def test_fails_open_on_bad_input(stdin: bytes) -> None:
+    done = run_process("claude", stdin)
+    assert done.returncode == 0
+    assert done.stdout.strip() in (b"{}", b"")
+    assert b"permissionDecision" not in done.stdout
+
+
+def test_unknown_host_fails_open() -> None:
+    done = run_process("no-such-host", b"{}")
+    assert done.returncode == 0 and done.stdout.strip() == b"{}"
+
+
+def test_unreadable_state_dir_fails_open_and_logs_nothing_of_the_prompt(ws: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "state-is-a-file"
+    blocked.write_text("not a dir")
+    done = run_process("claude", json.dumps(payload("claude", "UserPromptSubmit.json", ws,
+                                                    prompt="release checklist")).encode(),
+                       env={"ENGRAM_STATE_DIR": str(blocked)})
+    assert done.returncode == 0
+    assert done.stdout.strip() in (b"{}", b"") or b"hookSpecificOutput" in done.stdout
+
+
+def test_failure_is_logged_without_payload_text(ws: Path, tmp_path: Path) -> None:
+    bad = ws / ".agents" / ".engram"
+    (ws / ".agents" / "engram.json").write_text("{ this is not json")
+    done = run_process("claude", json.dumps(payload("claude", "UserPromptSubmit.json", ws,
+                                                    prompt="zebra-secret-prompt")).encode())
+    assert done.returncode == 0 and done.stdout.strip() == b"{}"
+    log = (tmp_path / "state" / "logs" / "hook.log").read_text()
+    assert "failed open" in log and "zebra-secret-prompt" not in log
+    assert bad.is_dir()
+
+
+def test_oversized_stdin_is_refused(ws: Path) -> None:
+    big = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="x" * (9 * 1024 * 1024)))
+    done = run_process("claude", big.encode())
+    assert done.returncode == 0 and done.stdout.strip() == b"{}"
+
+
+def test_hook_path_imports(ws: Path) -> None:
+    script = (
+        "import sys, io, json\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
+        "from engram.entry import main\n"
+        "main(['hook', 'claude'])\n"
+        "main(['hook', 'claude'])\n"
+        "bad = [m for m in ('typer', 'click', 'yaml', 'portalocker', 'wcmatch', 'dataclasses',"
+        " 'typing', 'tempfile', 'hashlib', 'jsonschema') if m in sys.modules]\n"
+        "print('BAD', bad, file=sys.stderr)\n"
+    )
+    document = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist"))
+    warm = subprocess.run([sys.executable, "-c", script, document], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", script, document], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "BAD []" in done.stderr, done.stderr + warm.stderr
+
+
+def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
+    cards = {f"topic{i}": f"---\nid: topic{i}\ntitle: Topic {i}\ntags: [topic{i}]\n---\n"
+                          f"Body of topic number {i}.\n" for i in range(20)}
+    ws = make_workspace(tmp_path / "proj", cards=cards)
+    run_process("claude", json.dumps(payload("claude", "SessionStart.json", ws)).encode())
+
+    def fire(i: int) -> subprocess.CompletedProcess:
+        document = payload("claude", "UserPromptSubmit.json", ws, prompt=f"tell me about topic{i}")
+        return run_process("claude", json.dumps(document).encode())
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(fire, range(20)))
+    for i, done in enumerate(results):
+        assert done.returncode == 0
+        assert f"topic{i}" in sent_ids(context(done.stdout.decode())), done.stdout
+    key = paths.workspace_key(str(ws.resolve()))
+    cache = json.loads(Path(delivery.cache_path(key)).read_text())
+    (entry,) = cache["entries"].values()
+    delivered = {k.split("@")[0] for k in entry["delivered"]}
+    assert {f"topic{i}" for i in range(20)} <= delivered
+    leftovers = [p for p in Path(delivery.cache_path(key)).parent.iterdir() if p.suffix == ".tmp"]
+    assert leftovers == []
