@@ -58,9 +58,10 @@ def _is_generated(path: Path) -> bool:
         return False
 
 
-def sync_rules(rules_dir: Path, cards: Iterable["Card"]) -> list[Path]:
+def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False) -> list[Path]:
     """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
-    unsafe ids are skipped); returns the paths written or removed. Never raises on I/O."""
+    unsafe ids are skipped); returns the paths written or removed (or, with `dry_run`, that
+    would be). Never raises on I/O."""
     wanted: dict[str, str] = {}
     for card in cards:
         if card.applies_to and is_safe_id(card.id):
@@ -73,7 +74,8 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"]) -> list[Path]:
                 continue
             if path.exists() and not _is_generated(path):
                 continue  # a file the user put here is theirs
-            atomic_write_text(path, text)
+            if not dry_run:
+                atomic_write_text(path, text)
             changed.append(path)
         except OSError:
             continue
@@ -86,7 +88,8 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"]) -> list[Path]:
             path = Path(entry.path)
             if _is_generated(path):
                 try:
-                    path.unlink()
+                    if not dry_run:
+                        path.unlink()
                     changed.append(path)
                 except OSError:
                     pass

@@ -101,3 +101,12 @@ def test_switching_to_hook_path_rules_removes_the_rule_files(workspace: Path) ->
     (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "hook"}}')
     assert engram("link", "claude", cwd=workspace) == 0
     assert not (workspace / ".claude/rules/engram").exists()
+
+
+def test_dry_run_link_names_the_rules_it_would_write_and_writes_none(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    (workspace / ".agents" / ".engram" / "py.md").write_text(
+        "---\nid: py\napplies_to: ['*.py']\n---\nBody.\n")
+    assert engram("link", "claude", "--dry-run", cwd=workspace) == 0
+    assert "WOULD CREATE .claude/rules/engram (~py)" in capsys.readouterr().out
+    assert not (workspace / ".claude").exists()

@@ -84,11 +84,6 @@ def _trailing_commas(text: str, toks: list[Token]) -> list[Token]:
             and nxt.kind == "punct"]
 
 
-def has_comments(text: str, start: int = 0, end: int | None = None) -> bool:
-    end = len(text) if end is None else end
-    return any(t.kind == "comment" and t.start >= start and t.end <= end for t in tokens(text))
-
-
 def parse(text: str) -> Any:
     """The JSON value of `text`, allowing // and /* */ comments and trailing commas."""
     toks = tokens(text)

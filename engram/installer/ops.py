@@ -67,16 +67,11 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     count = sum(1 for c in cards if c.applies_to and native_rules.is_safe_id(c.id))
     if not count and not folder.exists():
         return None
-    if dry_run:
-        return Change(host=host.name, scope="project", path=folder, action="unchanged",
-                      entries=count, dry_run=True, kind="rules")
     had = folder.exists()
-    changed = native_rules.sync_rules(folder, cards)
+    changed = native_rules.sync_rules(folder, cards, dry_run=dry_run)
     action = "unchanged" if not changed else ("updated" if had else "created")
-    if not count and not changed:
-        return None
     return Change(host=host.name, scope="project", path=folder, action=action, entries=count,
-                  kind="rules")
+                  kind="rules", dry_run=dry_run, events=tuple(f"~{p.stem}" for p in changed))
 
 
 def remove_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:

@@ -3,6 +3,7 @@ and the link / unlink / upgrade of one host in one scope, as a Change record."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,8 +86,6 @@ def plugin_text(host: Host, hook_command: str) -> str:
     template = host.install.get("template")
     if not template:
         return ""
-    import json
-
     text = (data_dir("hosts") / template).read_text(encoding="utf-8")
     return text.replace(PLACEHOLDER, json.dumps(hook_command))
 
@@ -160,13 +159,8 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
 def installed(host: Host, path: Path) -> list[Found] | None:
     """Our entries in a config file; None when it is absent or unreadable."""
     fmt = FORMATS[host.install["format"]]
+    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
-        text = target_of(path).read_text(encoding="utf-8")
-        document = fmt.load(text)
-        if hasattr(fmt, "validate"):
-            fmt.validate(document, Ours(names=host.names,
-                                        container=str(host.install.get("container", "hooks"))))
-        return fmt.found(document, Ours(names=host.names,
-                                        container=str(host.install.get("container", "hooks"))))
+        return fmt.found(fmt.load(target_of(path).read_text(encoding="utf-8")), bare)
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return None
