@@ -32,6 +32,7 @@ class Answer:
     folded: int = 0
     dropped: int = 0
     reused: int = 0
+    action: str = "replace"  # for single-slot hosts (OpenCode): replace | retain | clear
 
 
 EMPTY: Final = Answer("", (), 0)

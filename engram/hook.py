@@ -33,6 +33,8 @@ def encode(shape: str, event_name: str, text: str, action: str = "replace") -> s
         if shape == "opencode" and action == "clear":
             return json.dumps({"action": "clear", "text": ""})
         return empty_answer(shape)
+    if shape == "opencode" and action == "retain":
+        return empty_answer(shape)
     if shape == "cursor":
         return json.dumps({"additional_context": text}, ensure_ascii=False)
     if shape == "windsurf":
@@ -124,6 +126,8 @@ class HookCall:
         cache = delivery.cache_path(self.workspace.key)
         now = time.time()
         with delivery.transaction(cache) as document:
+            if self.runtime.get("delivery") == "slot":
+                return self._fill_slot(document, now)
             return self._deliver(document, now)
 
     def _deliver(self, document: dict[str, Any], now: float) -> delta.Answer:
@@ -186,6 +190,39 @@ class HookCall:
                 entry["last_routed"] = prompt_keys
         if event.kind in ("start", "prompt"):
             entry["start_done"] = True
+        return result
+
+    def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:
+        """Single-slot hosts (OpenCode): the slot holds the always cards plus the cards of the
+        latest prompt that routed anything. Answer `retain` when that set is unchanged,
+        `replace` with the new text when it changed, `clear` when memory is switched off."""
+        event = self.event
+        entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
+                                   event.session, event.agent, now)
+        if self.mode in ("off", "manual"):
+            had = bool(entry.get("slot"))
+            delivery.reset(entry, now)
+            entry["slot"] = []
+            return delta.Answer("", (), 0, action="clear" if had else "retain")
+        previous = list(entry.get("slot") or [])
+        if event.kind == "prompt":
+            slots = self.route(event.prompt, [], include_always=False)
+            if slots:
+                entry["last_routed"] = [r.key for r in _routed(self.index, slots)]
+        refill = event.kind == "reset" or event.resets
+        slots = list(self.index.data["always"])
+        slots += [s for s in self.slots_for_keys(entry.get("last_routed") or []) if s not in slots]
+        routed = _routed(self.index, slots)
+        keys = sorted(r.key for r in routed)
+        if keys == sorted(previous) and not refill:
+            delivery.touch(entry, now)
+            return delta.Answer("", (), 0, action="retain")
+        result = delta.answer(routed, [], keys, self.proof, self.unit, self.limit)
+        entry["delivered"] = sorted(result.sent_keys) if result.text else []
+        entry["slot"] = keys if result.text else []
+        entry["updated"] = now
+        if not result.text:
+            return delta.Answer("", (), 0, action="clear" if previous else "retain")
         return result
 
     # --- side channels ------------------------------------------------------------------
@@ -254,7 +291,7 @@ def handle(host_name: str, raw: bytes) -> str:
         return "" if event.silent else empty_answer(shape)
     index = index_module.load_or_build(ws)
     result = HookCall(host_def, event, ws, index).run()
-    text = "" if event.silent else encode(shape, event.name, result.text)
+    text = "" if event.silent else encode(shape, event.name, result.text, result.action)
     observed.record(host, event.name, len(text.encode("utf-8")),
                     (time.perf_counter() - started) * 1000)
     return text
