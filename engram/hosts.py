@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Mapping
 
 from engram import __version__, paths
-from engram.resources import data_dir
+
+# The hook path must not pay for `typing` or `dataclasses` (tests/test_hook_process.py), so the
+# Host adapter lives in engram.host_adapter and is imported on first use.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Mapping
+
+    from engram.host_adapter import Host
 
 CACHE_FORMAT: Final = 1
 # Aliases that users type; each also appears in its host's `aliases:` list.
@@ -29,7 +34,11 @@ class UnknownHost(LookupError):
 
 
 def hosts_dir() -> Path:
-    return data_dir("hosts")
+    """engram.resources.data_dir("hosts"), without importing it: that module pulls in `typing`,
+    which the hook path avoids (a test pins the two to the same folder)."""
+    package = Path(__file__).resolve().parent
+    installed = package / "hosts"
+    return installed if installed.is_dir() else package.parent / "hosts"
 
 
 def _stamp(folder: Path) -> list[list[Any]]:
@@ -107,42 +116,24 @@ def load_host(name: str) -> dict[str, Any]:
     return all_definitions()[canonical_name(name)]
 
 
-@dataclass(frozen=True)
-class Host:
-    """The adapter every part reads host specifics through."""
+def __getattr__(name: str) -> object:
+    if name == "Host":
+        from engram.host_adapter import Host
 
-    name: str
-    display_name: str
-    aliases: tuple[str, ...]
-    supported: bool
-    reason: str
-    runtime: Mapping[str, Any] = field(hash=False, compare=False)
-    install: Mapping[str, Any] = field(hash=False, compare=False)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Its name and aliases: what may follow `engram hook` in one of our entries."""
-        return (self.name, *self.aliases)
-
-    @classmethod
-    def from_definition(cls, definition: Mapping[str, Any]) -> "Host":
-        return cls(
-            name=definition["name"],
-            display_name=definition.get("display_name") or definition["name"],
-            aliases=tuple(definition.get("aliases") or ()),
-            supported=bool(definition.get("supported", False)),
-            reason=" ".join(str(definition.get("reason") or "").split()),
-            runtime=definition.get("runtime") or {},
-            install=definition.get("install") or {},
-        )
+        return Host
+    raise AttributeError(name)
 
 
-def get(name: str) -> Host:
+def get(name: str) -> "Host":
     """The Host adapter for a name or alias; UnknownHost when there is none."""
+    from engram.host_adapter import Host
+
     return Host.from_definition(load_host(name))
 
 
-def registry() -> tuple[Host, ...]:
+def registry() -> "tuple[Host, ...]":
     """Every known host, supported ones first, then by name."""
+    from engram.host_adapter import Host
+
     hosts = [Host.from_definition(d) for d in all_definitions().values()]
     return tuple(sorted(hosts, key=lambda h: (not h.supported, h.name)))

@@ -49,6 +49,10 @@ def test_load_host_by_name_or_alias(name: str, canonical: str) -> None:
     assert hosts.get(name).name == canonical
 
 
+def test_hosts_dir_is_the_bundled_data_dir() -> None:
+    assert hosts.hosts_dir() == data_dir("hosts")
+
+
 def test_unknown_host() -> None:
     with pytest.raises(hosts.UnknownHost):
         hosts.load_host("emacs")
@@ -100,7 +104,8 @@ def test_corrupt_cache_is_rebuilt(private_hosts: Path, tmp_path: Path) -> None:
 
 def test_import_is_light_and_a_warm_cache_needs_no_yaml() -> None:
     code = ("import sys, engram.hosts as h\n"
-            "heavy = [m for m in ('yaml', 'typer', 'portalocker') if m in sys.modules]\n"
+            "heavy = [m for m in ('yaml', 'typer', 'portalocker', 'dataclasses', 'typing')"
+            " if m in sys.modules]\n"
             "h.load_host('claude')\n"
             "print(heavy, 'yaml' in sys.modules)")
     env = dict(os.environ)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram import paths
-from engram.hosts import Host
+from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.formats import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import Options, config_path, desired_entries, ours_for

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from engram import hosts, native_rules, workspace
 from engram.errors import EngramError
-from engram.hosts import Host
+from engram.host_adapter import Host
 from engram.installer.filedance import backup_root
 from engram.installer.plan import Change, Options, apply, config_path, installed, ours_for
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from engram.hosts import Host
+from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.filedance import change_file, target_of
 from engram.installer.formats import FORMATS, Entry, Found, Ours, ShapeError
