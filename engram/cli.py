@@ -231,7 +231,8 @@ def _crash_log(exc: BaseException) -> Path | None:
 def run(argv: list[str]) -> int:
     """Run the CLI: EngramError -> 1, Ctrl-C -> 130, anything unexpected -> 3 with a log."""
     try:
-        app(args=argv, prog_name="engram", standalone_mode=False)
+        # With standalone_mode=False the command's exit code comes back as the return value.
+        result = app(args=argv, prog_name="engram", standalone_mode=False)
     except typer.Exit as done:
         return int(done.exit_code or 0)
     except EngramError as exc:
@@ -241,16 +242,27 @@ def run(argv: list[str]) -> int:
         typer.echo("engram: interrupted", err=True)
         return 130
     except Exception as exc:  # click usage errors are handled below
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        click_exceptions = _click_exceptions()
+        if click_exceptions and isinstance(exc, click_exceptions.ClickException):
             exc.show()
             return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+        if click_exceptions and isinstance(exc, click_exceptions.Abort):
             typer.echo("engram: aborted", err=True)
             return 130
         log_path = _crash_log(exc)
         where = f"; details in {log_path}" if log_path else ""
         typer.echo(f"engram: unexpected error: {type(exc).__name__}: {exc}{where}", err=True)
         return 3
-    return 0
+    return int(result or 0) if isinstance(result, int) else 0
+
+
+def _click_exceptions():  # noqa: ANN202 - a module
+    """click's exceptions module: typer >= 0.29 vendors click as typer._click."""
+    try:
+        from typer._click import exceptions  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from click import exceptions  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    return exceptions

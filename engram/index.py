@@ -155,7 +155,9 @@ def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
 def _read(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as handle:
-            data = marshal.load(handle)
+            raw = handle.read()
+        # loads(read()) rather than load(handle): marshal.load reads a file in tiny pieces.
+        data = marshal.loads(raw)
     except FileNotFoundError:
         return None
     except (OSError, EOFError, ValueError, TypeError) as exc:

@@ -63,12 +63,14 @@ def test_linked_host_is_configured_but_never_observed(workspace: Path,
 
 def test_observed_comes_from_the_state_dir(workspace: Path, tmp_path: Path,
                                            capsys: pytest.CaptureFixture) -> None:
-    observed = {"gemini": {"BeforeAgent": {"last_fired": "2026-11-30T10:00:00Z", "count": 3,
-                                           "last_bytes": 812}}}
     (tmp_path / "state").mkdir(exist_ok=True)
-    (tmp_path / "state" / "observed.json").write_text(json.dumps(observed))
+    lines = [{"host": "gemini", "event": "BeforeAgent", "at": f"2026-11-30T10:00:0{i}Z",
+              "bytes": 800 + i, "ms": 20.5} for i in range(3)]
+    (tmp_path / "state" / "observed.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines) + '{"torn": ')
     code, report = doctor(workspace, capsys)
-    assert host(report, "gemini")["observed"] == observed["gemini"]
+    assert host(report, "gemini")["observed"] == {"BeforeAgent": {
+        "count": 3, "last_fired": "2026-11-30T10:00:02Z", "last_bytes": 802, "last_ms": 20.5}}
     assert host(report, "gemini")["configured"][0]["state"] == "not linked"  # kept apart
     assert engram("doctor", cwd=workspace) == 0
     assert "BeforeAgent x3" in capsys.readouterr().out
@@ -77,7 +79,7 @@ def test_observed_comes_from_the_state_dir(workspace: Path, tmp_path: Path,
 def test_corrupt_observed_file_means_never_observed(workspace: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
     (tmp_path / "state").mkdir(exist_ok=True)
-    (tmp_path / "state" / "observed.json").write_text("{broken")
+    (tmp_path / "state" / "observed.jsonl").write_text("{broken\n\x00garbage")
     code, report = doctor(workspace, capsys)
     assert code == 0 and all(h["observed"] == {} for h in report["hosts"])
 

@@ -346,8 +346,6 @@ def test_two_concurrent_links_leave_exactly_one_set_of_entries(workspace: Path) 
 
 
 @pytest.mark.skipif(not VENV_ENGRAM.exists(), reason="needs the installed engram script")
-@pytest.mark.xfail(strict=True, reason="engram.cli.run ignores the exit code typer's app() "
-                   "returns with standalone_mode=False; remove this mark once cli.run is fixed")
 def test_the_real_cli_exits_1_on_a_refused_config(workspace: Path) -> None:
     settings(workspace).write_text('{"hooks": []}')
     done = subprocess.run([str(VENV_ENGRAM), "link", "claude", "--cwd", str(workspace)],

@@ -137,12 +137,9 @@ def _finish(host: Host, global_scope: bool, row: Configured) -> Configured:
 
 def observed(host: Host) -> dict[str, dict[str, Any]]:
     """What the hook runtime recorded for this host; {} when never observed or unreadable."""
-    try:
-        data = json.loads((paths.state_dir() / "observed.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    from engram import observed as observed_log
+
+    data = observed_log.read()
     events: dict[str, dict[str, Any]] = {}
     for name in host.names:
         entry = data.get(name)
