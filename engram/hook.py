@@ -11,7 +11,7 @@ import time
 
 from engram import delivery, delta, event as event_module, log, observed
 from engram.event import Event
-from engram.index import C_ALWAYS, C_BODY, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
+from engram.index import C_ALWAYS, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
 from engram.render import Item
 
 TYPE_CHECKING = False
@@ -47,7 +47,7 @@ def encode(shape: str, event_name: str, text: str, action: str = "replace") -> s
 
 def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
     row = index.row(slot)
-    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body=row[C_BODY],
+    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body=index.body(slot),
                 priority=row[C_PRIORITY], rank=rank)
 
 

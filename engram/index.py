@@ -3,8 +3,15 @@ dependency order, stored in the state dir with marshal (the fastest load Python 
 data). A hook loads it without importing YAML or compiling a single glob; a changed file is
 re-parsed alone (stat first, then xxhash of the content).
 
-Layout: one *slot* per card file. Postings refer to slots, so one changed file only touches
-its own terms; removed files leave empty slots until the next compaction."""
+Two files per index, so a hook reads only what routing needs:
+- `<key>.idx`, the hot part: file stats for the freshness check, one light row per card (no
+  body: a body is read from its card file, by offset, only when it is sent), postings packed
+  as bytes per term, field lengths, dependency order, always cards and glob regexes;
+- `<key>.full`, the cold part: each file's parsed card with body, term counts and problems,
+  loaded only to refresh after a change, or for lint and the installer.
+
+One *slot* per card file. Postings refer to slots, so one changed file only touches its own
+terms; removed files leave empty slots until the next compaction."""
 
 from __future__ import annotations
 
@@ -24,17 +31,20 @@ if TYPE_CHECKING:
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 4
+INDEX_FORMAT: Final = 6
 # Field order in postings and lengths: id/title, tags, one-line card, body.
 FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 _COMPACT_RATIO: Final = 0.25
 
-# Slot tuple positions.
+# Cold slot tuple positions.
 S_PATH, S_ROOT, S_MTIME, S_SIZE, S_HASH, S_CARD, S_PROBLEMS, S_TERMS, S_SECRET = range(9)
-# Card tuple positions.
+# Card tuple positions (cold: the whole card, body included).
+(K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
+ K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT) = range(16)
+# Light row positions (hot): the card without its body, plus where the body lies in the file.
 (C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
- C_BODY_LINE, C_PROVENANCE, C_BODY, C_HASH, C_PATH, C_ROOT) = range(16)
+ C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT) = range(16)
 
 
 def _card_tuple(card: Card) -> tuple[Any, ...]:
@@ -43,12 +53,33 @@ def _card_tuple(card: Card) -> tuple[Any, ...]:
             card.body, card.content_hash, card.path, card.root)
 
 
-def card_from_tuple(row: tuple[Any, ...]) -> Card:
-    return Card(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], type=row[C_TYPE],
-                tags=tuple(row[C_TAGS]), applies_to=tuple(row[C_APPLIES]), always=row[C_ALWAYS],
-                priority=row[C_PRIORITY], depends_on=tuple(row[C_DEPENDS]), format=row[C_FORMAT],
-                body_line=row[C_BODY_LINE], provenance=row[C_PROVENANCE], body=row[C_BODY],
-                content_hash=row[C_HASH], path=row[C_PATH], root=row[C_ROOT])
+def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
+    return Card(id=row[K_ID], title=row[K_TITLE], card=row[K_CARD], type=row[K_TYPE],
+                tags=tuple(row[K_TAGS]), applies_to=tuple(row[K_APPLIES]), always=row[K_ALWAYS],
+                priority=row[K_PRIORITY], depends_on=tuple(row[K_DEPENDS]), format=row[K_FORMAT],
+                body_line=row[K_BODY_LINE], provenance=row[K_PROVENANCE], body=body,
+                content_hash=row[K_HASH], path=row[K_PATH], root=row[K_ROOT])
+
+
+def read_text(path: str) -> str:
+    """A card file's text as the parser saw it (UTF-8, CRLF folded to LF)."""
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8").replace("\r\n", "\n")
+
+
+def _light_row(card_row: tuple[Any, ...], span: tuple[int, int]) -> tuple[Any, ...]:
+    return card_row[:K_BODY] + (span,) + card_row[K_BODY + 1:]
+
+
+def _body_span(card: Card) -> tuple[int, int]:
+    """Where the body lies in the file's text, so a hook can read just that; (-1, -1) when it
+    cannot be found verbatim (the cold index then serves it)."""
+    try:
+        text = read_text(card.path)
+    except (OSError, UnicodeDecodeError):
+        return (-1, -1)
+    start = text.find(card.body)
+    return (start, start + len(card.body)) if start >= 0 else (-1, -1)
 
 
 def _field_terms(card: Card) -> dict[str, list[int]]:
@@ -87,53 +118,50 @@ def _problem(row: tuple[Any, ...]) -> Problem:
 
 
 class CompiledIndex:
-    """The loaded index. Plain data in `self.data`; Card objects are built on demand."""
+    """The loaded index: the hot part in `self.data`; the cold part loaded on demand."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], cold: dict[str, Any] | None = None,
+                 cold_path: str | None = None) -> None:
         self.data = data
+        self._cold = cold
+        self._cold_path = cold_path
         self._cards: dict[int, Card] = {}
         self._regex: dict[int, Any] = {}
 
-    # --- what the router reads -------------------------------------------------------
-    @property
-    def slots(self) -> list[Any]:
-        return self.data["slots"]
-
+    # --- what the router and the hook read (hot) -------------------------------------
     @property
     def active(self) -> list[int]:
         """Slots holding a routable card, in dependency order."""
         return self.data["order"]
 
-    @property
-    def problems(self) -> list[Problem]:
-        return [_problem(p) for p in self.data["problems"]]
-
-    def card(self, slot: int) -> Card:
-        cached = self._cards.get(slot)
-        if cached is None:
-            cached = self._cards[slot] = card_from_tuple(self.slots[slot][S_CARD])
-        return cached
-
     def row(self, slot: int) -> tuple[Any, ...]:
-        return self.slots[slot][S_CARD]
+        return self.data["rows"][slot]
 
     def slot_of(self, card_id: str) -> int | None:
         return self.data["ids"].get(card_id)
 
-    def all_cards(self) -> list[Card]:
-        return [self.card(slot) for slot in self.active]
+    def body(self, slot: int) -> str:
+        """A card's body: read from its file by offset (the hot path), else from the cold
+        index."""
+        row = self.row(slot)
+        start, end = row[C_BODY_SPAN]
+        if start >= 0:
+            try:
+                body = read_text(row[C_PATH])[start:end]
+                if len(body) == end - start:
+                    return body
+            except (OSError, UnicodeDecodeError):
+                pass
+        return self.cold()["slots"][slot][S_CARD][K_BODY]
 
-    def postings(self, term: str) -> array:
+    def postings(self, term: str) -> tuple[array, array]:
+        """(slots, keys) for a term, most relevant first (see `decode_key`)."""
+        slots, keys = array("I"), array("H")
         packed = self.data["postings"].get(term)
-        values = array("I")
         if packed:
-            values.frombytes(packed)
-        return values
-
-    def field_lengths(self) -> array:
-        values = array("I")
-        values.frombytes(self.data["lengths"])
-        return values
+            slots.frombytes(packed[0])
+            keys.frombytes(packed[1])
+        return slots, keys
 
     def compiled_glob(self, glob_index: int) -> Any:
         pattern = self._regex.get(glob_index)
@@ -143,9 +171,41 @@ class CompiledIndex:
             pattern = self._regex[glob_index] = re.compile(self.data["globs"][glob_index][1])
         return pattern
 
+    # --- whole cards and problems (cold) ---------------------------------------------
+    def cold(self) -> dict[str, Any]:
+        if self._cold is None:
+            loaded = _read(self._cold_path) if self._cold_path else None
+            if loaded is None or loaded.get("roots") != self.data["roots"]:
+                raise RuntimeError("the cold index is missing; rebuild with load_or_build")
+            self._cold = loaded
+        return self._cold
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [_problem(p) for p in self.cold()["problems"]]
+
+    @property
+    def error_count(self) -> int:
+        return int(self.data.get("errors", 0))
+
+    def card(self, slot: int) -> Card:
+        cached = self._cards.get(slot)
+        if cached is None:
+            row = self.row(slot)
+            cached = self._cards[slot] = card_from_tuple(
+                row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], self.body(slot))
+        return cached
+
+    def all_cards(self) -> list[Card]:
+        return [self.card(slot) for slot in self.active]
+
 
 def index_path(workspace_key: str) -> str:
     return os.path.join(paths.state_dir_str(), "index", f"{workspace_key}.idx")
+
+
+def _cold_path(hot_path: str) -> str:
+    return hot_path[: -len(".idx")] + ".full"
 
 
 def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
@@ -156,12 +216,15 @@ def _read(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-        # loads(read()) rather than load(handle): marshal.load reads a file in tiny pieces.
-        data = marshal.loads(raw)
     except FileNotFoundError:
         return None
-    except (OSError, EOFError, ValueError, TypeError) as exc:
-        _set_aside(path, f"unreadable index: {exc}")
+    except OSError:
+        return None
+    try:
+        # loads(read()) rather than load(handle): marshal.load reads a file in tiny pieces.
+        data = marshal.loads(raw)
+    except (EOFError, ValueError, TypeError) as exc:
+        _set_aside(path, f"unreadable index: {type(exc).__name__}")
         return None
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT or data.get("py") != _PY:
         return None
@@ -172,7 +235,7 @@ def _set_aside(path: str, reason: str) -> None:
     from engram import log
 
     try:
-        os.replace(path, path[: -len(".idx")] + ".corrupt")
+        os.replace(path, path + ".corrupt")
     except OSError:
         pass
     log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")
@@ -188,30 +251,55 @@ def _write(path: str, data: dict[str, Any]) -> None:
         pass
 
 
-def _empty(roots_sig: list[Any]) -> dict[str, Any]:
+def _empty_cold(roots_sig: list[Any]) -> dict[str, Any]:
     return {"format": INDEX_FORMAT, "py": _PY, "roots": roots_sig, "slots": [], "files": {},
-            "postings": {}, "lengths": b"", "problems": [], "order": [], "ids": {},
-            "always": [], "globs": [], "buckets": {}, "scan_problems": [], "free": []}
+            "free": [], "scan_problems": [], "problems": [], "postings": {},
+            "avg_used": [1.0, 1.0, 1.0, 1.0]}
+
+
+def _is_fresh(hot: dict[str, Any], found: list[Any], scan_problems: list[Problem]) -> bool:
+    stats = hot["stat"]
+    if len(found) != len(stats):
+        return False
+    for entry in found:
+        known = stats.get(entry.path)
+        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size \
+                or known[3] != entry.root:
+            return False
+    return [_problem_tuple(p) for p in scan_problems] == hot["scan_problems"]
+
+
+def check(hot: dict[str, Any] | None, roots: list[tuple[str, str]], follow_symlinks: bool = False,
+          allowed_parents: tuple[str, ...] = ()) -> bool:
+    """The freshness check alone: True when `hot` (a loaded `.idx`) still describes every card
+    file under `roots` (stat only; nothing is read or parsed)."""
+    from engram import store
+
+    if hot is None or hot.get("roots") != _roots_signature(roots, follow_symlinks):
+        return False
+    return _is_fresh(hot, *store.scan(roots, follow_symlinks, allowed_parents))
 
 
 def build(roots: list[tuple[str, str]], follow_symlinks: bool = False,
           allowed_parents: tuple[str, ...] = (), previous: dict[str, Any] | None = None,
-          ) -> tuple[dict[str, Any], bool]:
-    """Bring `previous` (or an empty index) up to date with the files under `roots`.
-    Returns (data, changed)."""
+          found: Any = None) -> tuple[dict[str, Any], bool]:
+    """Bring the cold index `previous` (or an empty one) up to date with the files under
+    `roots`. Returns (cold data, changed)."""
     from engram import store
 
     roots_sig = _roots_signature(roots, follow_symlinks)
     if previous is None or previous.get("roots") != roots_sig:
-        previous = _empty(roots_sig)
+        previous = _empty_cold(roots_sig)
     data = previous
-    found, scan_problems = store.scan(roots, follow_symlinks, allowed_parents)
+    if found is None:
+        found = store.scan(roots, follow_symlinks, allowed_parents)
+    files_found, scan_problems = found
     files: dict[str, int] = data["files"]
     slots: list[Any] = data["slots"]
     seen: set[str] = set()
     changed = False
     touched_slots: list[int] = []
-    for entry in found:
+    for entry in files_found:
         seen.add(entry.path)
         slot = files.get(entry.path)
         old = slots[slot] if slot is not None else None
@@ -251,14 +339,61 @@ def build(roots: list[tuple[str, str]], follow_symlinks: bool = False,
         slots[slot] = None
         data["free"].append(slot)
         changed = True
+    if "avg_used" not in data or not data["postings"]:
+        data["avg_used"] = _averages(slots)
     _add_postings(data, [(slot, slots[slot][S_TERMS]) for slot in touched_slots])
+    current = _averages(slots)
+    if any(abs(c - u) > AVG_DRIFT * u for c, u in zip(current, data["avg_used"])):
+        _rebuild_postings(data)
     scan_rows = [_problem_tuple(p) for p in scan_problems]
     if scan_rows != data["scan_problems"]:
         data["scan_problems"] = scan_rows
         changed = True
-    if changed:
+    if changed or "hot" not in data:
         _derive(data)
     return data, changed
+
+
+# Postings are impact-ordered: for each term, two packed arrays of equal length, the slots
+# (uint32) and their keys (uint16, ascending). key = 65535 - (quantized BM25F impact << 2 | best
+# field), so the most relevant cards come first and a query can stop after the top few hundred
+# postings of a common term. Impacts use the field-length averages of the last full build
+# (`avg_used`); they are recomputed when the averages drift.
+IMPACT_LEVELS: Final = 16383
+AVG_DRIFT: Final = 0.25
+
+
+def _slot_lengths(terms: dict[str, list[int]]) -> list[int]:
+    lengths = [0, 0, 0, 0]
+    for counts in terms.values():
+        for position in range(4):
+            lengths[position] += counts[position]
+    return lengths
+
+
+def _posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
+    from engram import router
+
+    weighted = 0.0
+    best_field, best_value = 3, -1.0
+    for position in range(4):
+        tf = counts[position]
+        if not tf:
+            continue
+        b = router.FIELD_B[position]
+        norm = 1.0 - b + b * (lengths[position] / averages[position])
+        contribution = router.FIELD_WEIGHTS[position] * tf / norm
+        weighted += contribution
+        if contribution > best_value:
+            best_value, best_field = contribution, position
+    impact = weighted / (router.K1 + weighted)
+    return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
+
+
+def decode_key(key: int) -> tuple[float, int]:
+    """(impact in [0, 1), best field index) of a posting key."""
+    packed = 65535 - key
+    return (packed >> 2) / IMPACT_LEVELS, packed & 3
 
 
 def _remove_postings(data: dict[str, Any], slot: int, terms: dict[str, list[int]]) -> None:
@@ -267,35 +402,64 @@ def _remove_postings(data: dict[str, Any], slot: int, terms: dict[str, list[int]
         packed = postings.get(term)
         if not packed:
             continue
-        values = array("I")
-        values.frombytes(packed)
-        kept = array("I")
-        for start in range(0, len(values), 5):
-            if values[start] != slot:
-                kept.extend(values[start:start + 5])
-        if kept:
-            postings[term] = kept.tobytes()
+        slots, keys = array("I"), array("H")
+        slots.frombytes(packed[0])
+        keys.frombytes(packed[1])
+        try:
+            position = slots.index(slot)
+        except ValueError:
+            continue
+        del slots[position]
+        del keys[position]
+        if slots:
+            postings[term] = (slots.tobytes(), keys.tobytes())
         else:
             del postings[term]
 
 
 def _add_postings(data: dict[str, Any], slots: list[tuple[int, dict[str, list[int]]]]) -> None:
-    """Add many slots' terms at once: each term's packed postings are rebuilt once."""
-    additions: dict[str, array] = {}
+    """Add many slots' terms at once: each term's postings are re-sorted once."""
+    averages = data["avg_used"]
+    additions: dict[str, list[tuple[int, int]]] = {}
     for slot, terms in slots:
+        lengths = _slot_lengths(terms)
         for term, counts in terms.items():
-            values = additions.get(term)
-            if values is None:
-                values = additions[term] = array("I")
-            values.extend((slot, *(min(c, 0xFFFF) for c in counts)))
+            additions.setdefault(term, []).append((_posting_key(counts, lengths, averages), slot))
     postings = data["postings"]
-    for term, values in additions.items():
+    for term, added in additions.items():
         packed = postings.get(term)
-        postings[term] = (packed + values.tobytes()) if packed else values.tobytes()
+        if packed:
+            old_slots, old_keys = array("I"), array("H")
+            old_slots.frombytes(packed[0])
+            old_keys.frombytes(packed[1])
+            added.extend(zip(old_keys, old_slots))
+        added.sort()
+        postings[term] = (array("I", [s for _, s in added]).tobytes(),
+                          array("H", [k for k, _ in added]).tobytes())
+
+
+def _averages(slots: list[Any]) -> list[float]:
+    totals = [0, 0, 0, 0]
+    live = 0
+    for entry in slots:
+        if entry is None or entry[S_CARD] is None:
+            continue
+        live += 1
+        for position, value in enumerate(_slot_lengths(entry[S_TERMS])):
+            totals[position] += value
+    return [max(total / max(live, 1), 1.0) for total in totals]
+
+
+def _rebuild_postings(data: dict[str, Any]) -> None:
+    data["avg_used"] = _averages(data["slots"])
+    data["postings"] = {}
+    _add_postings(data, [(slot, entry[S_TERMS]) for slot, entry in enumerate(data["slots"])
+                         if entry is not None])
 
 
 def _derive(data: dict[str, Any]) -> None:
-    """Everything that depends on all cards at once: resolution, order, lengths, globs."""
+    """Everything that depends on all cards at once: resolution, order, lengths, globs; and
+    the hot part a hook loads."""
     from engram import globs, store
 
     slots = data["slots"]
@@ -307,7 +471,7 @@ def _derive(data: dict[str, Any]) -> None:
             continue
         problems.extend(entry[S_PROBLEMS])
         if entry[S_CARD] is not None:
-            cards.append(card_from_tuple(entry[S_CARD]))
+            cards.append(card_from_tuple(entry[S_CARD], entry[S_CARD][K_BODY]))
             slot_of_path[entry[S_PATH]] = slot
     root_rank = {root[0]: rank for rank, root in enumerate(data["roots"])}
     cards.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
@@ -315,23 +479,33 @@ def _derive(data: dict[str, Any]) -> None:
     problems.extend(_problem_tuple(p) for p in resolve_problems)
     order = store.dependency_order(kept)
     by_id = {card.id: card for card in kept}
-    data["ids"] = {card_id: slot_of_path[by_id[card_id].path] for card_id in order}
-    data["order"] = [data["ids"][card_id] for card_id in order]
-    data["always"] = [data["ids"][c] for c in order if by_id[c].always]
-    data["secret_slots"] = [data["ids"][c] for c in order if slots[data["ids"][c]][S_SECRET]]
-    lengths = array("I", [0] * (4 * len(slots)))
-    for slot, entry in enumerate(slots):
-        if entry is None or entry[S_CARD] is None:
-            continue
-        for counts in entry[S_TERMS].values():
-            for position in range(4):
-                lengths[4 * slot + position] += counts[position]
-    data["lengths"] = lengths.tobytes()
+    ids = {card_id: slot_of_path[by_id[card_id].path] for card_id in order}
+    rows: list[Any] = [None] * len(slots)
+    spans = data.setdefault("spans", {})
+    tag_index: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
+    from engram import text
+
+    for card_id in order:
+        for tag in by_id[card_id].tags:
+            tag_terms = tuple(text.terms(tag))
+            if tag_terms:
+                tag_index.setdefault(tag_terms[0], []).append((ids[card_id], tag, tag_terms))
+    for card_id in order:
+        slot = ids[card_id]
+        entry = slots[slot]
+        span_key = (entry[S_PATH], entry[S_HASH])
+        span = spans.get(span_key)
+        if span is None:
+            span = spans[span_key] = _body_span(by_id[card_id])
+        rows[slot] = _light_row(entry[S_CARD], span)
+    live_keys = {(e[S_PATH], e[S_HASH]) for e in slots if e is not None}
+    for key in [k for k in spans if k not in live_keys]:
+        del spans[key]
     glob_rows: list[tuple[int, str, str]] = []
     buckets: dict[str, list[int]] = {}
     for card_id in order:
         card = by_id[card_id]
-        slot = data["ids"][card_id]
+        slot = ids[card_id]
         for pattern in card.applies_to:
             try:
                 regex = globs.translate(pattern)
@@ -342,9 +516,23 @@ def _derive(data: dict[str, Any]) -> None:
             glob_rows.append((slot, regex, pattern))
             for key in keys:
                 buckets.setdefault(key, []).append(glob_index)
-    data["globs"] = glob_rows
-    data["buckets"] = buckets
     data["problems"] = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
+    data["hot"] = {
+        "format": INDEX_FORMAT, "py": _PY, "roots": data["roots"],
+        "stat": {e[S_PATH]: (slot, e[S_MTIME], e[S_SIZE], e[S_ROOT])
+                 for slot, e in enumerate(slots) if e is not None},
+        "scan_problems": data["scan_problems"],
+        "rows": rows,
+        "ids": ids,
+        "order": [ids[card_id] for card_id in order],
+        "always": [ids[c] for c in order if by_id[c].always],
+        "secret_slots": [ids[c] for c in order if slots[ids[c]][S_SECRET]],
+        "postings": data["postings"],
+        "tags": tag_index,
+        "globs": glob_rows,
+        "buckets": buckets,
+        "errors": sum(1 for p in data["problems"] if p[2] == "error"),
+    }
     live = sum(1 for entry in slots if entry is not None)
     if slots and len(data["free"]) > _COMPACT_RATIO * max(live, 1) and len(data["free"]) > 64:
         _compact(data)
@@ -352,18 +540,11 @@ def _derive(data: dict[str, Any]) -> None:
 
 def _compact(data: dict[str, Any]) -> None:
     """Renumber slots once many are empty, so postings stay short."""
-    old_slots = data["slots"]
-    mapping: dict[int, int] = {}
-    new_slots: list[Any] = []
-    for slot, entry in enumerate(old_slots):
-        if entry is not None:
-            mapping[slot] = len(new_slots)
-            new_slots.append(entry)
+    new_slots = [entry for entry in data["slots"] if entry is not None]
     data["slots"] = new_slots
     data["free"] = []
     data["files"] = {entry[S_PATH]: index for index, entry in enumerate(new_slots)}
-    data["postings"] = {}
-    _add_postings(data, [(slot, entry[S_TERMS]) for slot, entry in enumerate(new_slots)])
+    _rebuild_postings(data)
     _derive(data)
 
 
@@ -371,34 +552,41 @@ def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
     return [(root.location, root.scope) for root in workspace.roots]
 
 
+def _load(path: str, roots: list[tuple[str, str]], follow: bool,
+          allowed_parents: tuple[str, ...]) -> CompiledIndex:
+    from engram import store
+
+    roots_sig = _roots_signature(roots, follow)
+    cold_path = _cold_path(path)
+    hot = _read(path)
+    found = store.scan(roots, follow, allowed_parents)
+    if hot is not None and hot.get("roots") == roots_sig and _is_fresh(hot, *found):
+        return CompiledIndex(hot, cold_path=cold_path)
+    previous = _read(cold_path)
+    cold, changed = build(roots, follow, allowed_parents, previous, found)
+    if changed or previous is None or hot is None or hot.get("roots") != roots_sig:
+        _write(cold_path, {k: v for k, v in cold.items() if k != "hot"})
+        _write(path, cold["hot"])
+    return CompiledIndex(cold["hot"], cold={k: v for k, v in cold.items() if k != "hot"},
+                         cold_path=cold_path)
+
+
 def load_or_build(workspace: "Workspace") -> CompiledIndex:
     """The workspace's index, refreshed against the files on disk and saved when it changed."""
     roots = roots_of(workspace)
     follow = bool(workspace.settings.get("security.follow_symlinks"))
-    path = index_path(workspace.key + ("-" + _roots_hash(roots) if _explicit(workspace) else ""))
-    previous = _read(path)
-    data, changed = build(roots, follow, (workspace.location,), previous)
-    if changed or previous is None:
-        _write(path, data)
-    return CompiledIndex(data)
+    explicit = any(root.scope == "explicit" for root in workspace.roots)
+    path = index_path(workspace.key + ("-" + _roots_hash(roots) if explicit else ""))
+    return _load(path, roots, follow, (workspace.location,))
 
 
 def load_roots(roots: "list[Path]", follow_symlinks: bool = False) -> CompiledIndex:
     """An index over explicit roots (`--root`), cached under a name derived from them."""
     pairs = [(os.path.realpath(os.fspath(p)), "explicit") for p in roots]
-    path = index_path("roots-" + _roots_hash(pairs))
-    previous = _read(path)
-    data, changed = build(pairs, follow_symlinks, (), previous)
-    if changed or previous is None:
-        _write(path, data)
-    return CompiledIndex(data)
-
-
-def _explicit(workspace: "Workspace") -> bool:
-    return any(root.scope == "explicit" for root in workspace.roots)
+    return _load(index_path("roots-" + _roots_hash(pairs)), pairs, follow_symlinks, ())
 
 
 def _roots_hash(roots: list[tuple[str, str]]) -> str:
-    import hashlib
+    import xxhash
 
-    return hashlib.sha1(repr(roots).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return xxhash.xxh64_hexdigest(repr(roots).encode("utf-8", "surrogatepass"))[:12]

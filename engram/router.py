@@ -12,7 +12,7 @@ from engram.record import frozen
 
 from engram import globs as globs_module
 from engram import text
-from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, C_TAGS, CompiledIndex
+from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, IMPACT_LEVELS, CompiledIndex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ MIN_TEXT_SCORE: Final = 2.2
 # the best evidence is a tail match; tuned on a dev set, see docs/performance.md).
 RELATIVE_CUT: Final = 0.5
 MAX_PATHS: Final = 256
+# Bounded work per query: the most relevant postings of each term, the first query terms.
+MAX_POSTINGS_PER_TERM: Final = 256
+MAX_QUERY_TERMS: Final = 32
 DEFAULT_LIMIT: Final = 8
 
 
@@ -70,66 +73,71 @@ class RouteResult:
         return [s.id for s in self.selected]
 
 
-def _text_scores(index: CompiledIndex, prompt: str) -> dict[int, tuple[float, list[Reason], bool]]:
-    """slot -> (score, reasons, has a strong-field match)."""
-    query_terms = list(dict.fromkeys(text.terms(prompt)))
-    if not query_terms:
-        return {}
-    active = set(index.active)
-    count = len(active)
-    if count == 0:
-        return {}
-    lengths = index.field_lengths()
-    averages = []
-    for position in range(4):
-        total = sum(lengths[4 * slot + position] for slot in active)
-        averages.append(max(total / count, 1.0))
-    scores: dict[int, float] = {}
-    matched: dict[int, list[tuple[str, str]]] = {}
-    strong: dict[int, bool] = {}
-    for term in query_terms:
-        values = index.postings(term)
-        rows = [(values[i], values[i + 1:i + 5]) for i in range(0, len(values), 5)
-                if values[i] in active]
-        if not rows:
-            continue
-        df = len(rows)
-        idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-        for slot, tfs in rows:
-            weighted = 0.0
-            best_field = 3
-            best_value = -1.0
-            for position in range(4):
-                tf = tfs[position]
-                if not tf:
+class _TextHits:
+    """Text scores for one prompt. Reasons are built only for the cards that get selected:
+    scoring touches hundreds of postings, explaining touches a handful of cards."""
+
+    def __init__(self, index: CompiledIndex, prompt: str) -> None:
+        self.index = index
+        self.terms = list(dict.fromkeys(text.terms(prompt)))[:MAX_QUERY_TERMS]
+        self.scores: dict[int, float] = {}
+        self.hits: dict[int, int] = {}  # slot -> bitmask of the query terms it matched
+        self.strong: set[int] = set()
+        self.tags: dict[int, list[str]] = {}
+        if self.terms and index.active:
+            self._score()
+
+    def _score(self) -> None:
+        rows = self.index.data["rows"]
+        count = len(self.index.active)
+        scores, hits, strong = self.scores, self.hits, self.strong
+        scores_get, hits_get = scores.get, hits.get
+        for number, term in enumerate(self.terms):
+            slots, keys = self.index.postings(term)
+            df = len(slots)
+            if not df:
+                continue
+            idf = math.log(1.0 + max(count - df + 0.5, 0.5) / (df + 0.5))
+            weight = idf / IMPACT_LEVELS
+            bit = 1 << number
+            for position in range(min(df, MAX_POSTINGS_PER_TERM)):
+                slot = slots[position]
+                if rows[slot] is None:
                     continue
-                norm = 1.0 - FIELD_B[position] + FIELD_B[position] * (
-                    lengths[4 * slot + position] / averages[position])
-                contribution = FIELD_WEIGHTS[position] * tf / norm
-                weighted += contribution
-                if contribution > best_value:
-                    best_value, best_field = contribution, position
-            scores[slot] = scores.get(slot, 0.0) + idf * weighted / (K1 + weighted)
-            matched.setdefault(slot, []).append((term, FIELD_NAMES[best_field]))
-            if best_field < 3 or tfs[0] or tfs[1] or tfs[2]:
-                strong[slot] = True
-    result: dict[int, tuple[float, list[Reason], bool]] = {}
-    query_set = set(query_terms)
-    for slot, score in scores.items():
-        reasons: list[Reason] = []
-        tags = index.row(slot)[C_TAGS]
-        bonus = 0.0
-        for tag in tags:
-            tag_terms = text.terms(tag)
-            if tag_terms and all(t in query_set for t in tag_terms):
-                bonus += TAG_BONUS
-                reasons.append(Reason("tag", tag))
-        terms_detail = ", ".join(f"{term} ({field})" for term, field in matched[slot])
-        reasons.append(Reason("text", f"matched {terms_detail}"))
-        total = score + bonus
-        distinct = len(matched[slot])
-        result[slot] = (total, reasons, strong.get(slot, False) or bonus > 0 or distinct >= 3)
-    return result
+                packed = 65535 - keys[position]
+                scores[slot] = scores_get(slot, 0.0) + weight * (packed >> 2)
+                hits[slot] = hits_get(slot, 0) | bit
+                if packed & 3 != 3:
+                    strong.add(slot)
+        query_set = set(self.terms)
+        tag_index = self.index.data["tags"]
+        for term in self.terms:
+            for slot, tag, tag_terms in tag_index.get(term, ()):
+                if rows[slot] is not None and all(t in query_set for t in tag_terms):
+                    found = self.tags.setdefault(slot, [])
+                    if tag not in found:
+                        found.append(tag)
+        for slot, tags in self.tags.items():
+            scores[slot] = scores_get(slot, 0.0) + TAG_BONUS * len(tags)
+
+    def is_eligible(self, slot: int) -> bool:
+        """Enough evidence to select a card on text alone: a match in a strong field (title,
+        tags, card line), an exact tag, or three distinct terms."""
+        return slot in self.strong or slot in self.tags or bin(self.hits.get(slot, 0)).count("1") >= 3
+
+    def reasons(self, slot: int) -> list[Reason]:
+        reasons = [Reason("tag", tag) for tag in self.tags.get(slot, ())]
+        mask = self.hits.get(slot, 0)
+        details = []
+        for number, term in enumerate(self.terms):
+            if not mask & (1 << number):
+                continue
+            slots, keys = self.index.postings(term)
+            field = (65535 - keys[slots.index(slot)]) & 3
+            details.append(f"{term} ({FIELD_NAMES[field]})")
+        if details:
+            reasons.append(Reason("text", "matched " + ", ".join(details)))
+        return reasons
 
 
 def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> dict[int, list[Reason]]:
@@ -159,21 +167,22 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     path_hits = _path_matches(index, paths, "")
     for slot, reasons in _path_matches(index, query.prompt_paths, "prompt path ").items():
         path_hits.setdefault(slot, []).extend(reasons)
-    text_hits = _text_scores(index, query.prompt)
+    text_hits = _TextHits(index, query.prompt)
 
-    ranked: dict[int, tuple[float, list[Reason]]] = {}
+    # slot -> (score, reasons or None: built on demand from text_hits)
+    ranked: dict[int, tuple[float, list[Reason] | None]] = {}
     for slot, reasons in path_hits.items():
-        score, text_reasons, _ = text_hits.get(slot, (0.0, [], False))
-        ranked[slot] = (PATH_SCORE + score, reasons + text_reasons)
-    eligible = {slot: hit for slot, hit in text_hits.items()
-                if hit[2] and hit[0] >= MIN_TEXT_SCORE}
+        score = text_hits.scores.get(slot, 0.0)
+        ranked[slot] = (PATH_SCORE + score, reasons + (text_hits.reasons(slot) if score else []))
+    eligible = {slot: score for slot, score in text_hits.scores.items()
+                if score >= MIN_TEXT_SCORE and text_hits.is_eligible(slot)}
     if eligible:
-        best = max(hit[0] for hit in eligible.values())
-        for slot, (score, reasons, _) in eligible.items():
+        best = max(eligible.values())
+        for slot, score in eligible.items():
             if slot not in ranked and score >= RELATIVE_CUT * best:
-                ranked[slot] = (score, reasons)
+                ranked[slot] = (score, None)
 
-    def rank_key(item: tuple[int, tuple[float, list[Reason]]]) -> tuple[float, int, str]:
+    def rank_key(item: tuple[int, tuple[float, list[Reason] | None]]) -> tuple[float, int, str]:
         slot, (score, _) = item
         row = index.row(slot)
         return (-round(score, 6), -row[C_PRIORITY], row[C_ID])
@@ -181,6 +190,9 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     chosen = sorted(ranked.items(), key=rank_key)[: max(query.limit, 0)]
     selections: list[Selection] = []
     emitted: set[int] = set()
+
+    def explain(slot: int, reasons: list[Reason] | None) -> list[Reason]:
+        return text_hits.reasons(slot) if reasons is None else reasons
 
     def emit(slot: int, score: float, reasons: list[Reason], chain: tuple[int, ...] = ()) -> None:
         if slot in emitted:
@@ -191,8 +203,8 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
                 continue
             dep_score, dep_reasons = ranked.get(dep_slot, (0.0, []))
             emit(dep_slot, dep_score,
-                 [Reason("dependency", f"required by {index.row(slot)[C_ID]}")] + list(dep_reasons),
-                 chain + (slot,))
+                 [Reason("dependency", f"required by {index.row(slot)[C_ID]}")]
+                 + explain(dep_slot, dep_reasons), chain + (slot,))
         emitted.add(slot)
         selections.append(Selection(slot, index.row(slot)[C_ID], round(score, 4), tuple(reasons)))
 
@@ -201,6 +213,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
             if slot not in ranked:
                 emit(slot, 0.0, [Reason("always", "delivered at session start")])
     for slot, (score, reasons) in chosen:
+        reasons = explain(slot, reasons)
         if index.row(slot)[C_ALWAYS] and query.include_always:
             reasons = [Reason("always", "delivered at session start")] + reasons
         emit(slot, score, reasons)

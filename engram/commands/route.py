@@ -87,9 +87,9 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(_render(compiled, result, explain, root) + "\n")
-        errors = [p for p in compiled.problems if p.severity == "error"]
+        errors = compiled.error_count
         if errors:
-            sys.stdout.write(f"note: {len(errors)} card file(s) skipped with errors; run "
+            sys.stdout.write(f"note: {errors} card file(s) skipped with errors; run "
                              "`engram lint` for details\n")
     return 0
 
