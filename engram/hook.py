@@ -11,7 +11,7 @@ import time
 
 from engram import delivery, delta, event as event_module, log, observed
 from engram.event import Event
-from engram.index import C_ALWAYS, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
+from engram.index import C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
 from engram.render import Item
 
 TYPE_CHECKING = False
@@ -250,8 +250,9 @@ class HookCall:
 
             from pathlib import Path
 
-            native_rules.sync_rules(Path(rules_dir),
-                                    [c for c in self.index.all_cards() if c.applies_to])
+            scoped = [self.index.card(slot) for slot in self.index.active
+                      if self.index.row(slot)[C_APPLIES]]
+            native_rules.sync_rules(Path(rules_dir), scoped)
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
             log.note(f"native rule sync failed: {type(exc).__name__}: {exc}", name="hook.log")
 

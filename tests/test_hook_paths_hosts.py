@@ -203,3 +203,17 @@ def test_foreign_dialects_in_claude_settings_are_not_filed_as_claude(ws: Path) -
     assert call("claude", vscode_snake).strip() == "{}"
     mine = payload("claude", "UserPromptSubmit.json", ws, prompt="plan the migrations")
     assert sent_ids(context(call("claude", mine))) == ["migrations"]  # Claude's own session is fresh
+
+
+def test_session_start_keeps_native_rules_in_step(ws: Path) -> None:
+    from engram.cli import run
+
+    assert run(["link", "claude", "--cwd", str(ws)]) == 0
+    rules = ws / ".claude" / "rules" / "engram"
+    assert (rules / "migrations.md").exists() and (rules / "area0.md").exists()
+    (ws / ".agents" / ".engram" / "area0.md").unlink()
+    card = ws / ".agents" / ".engram" / "migrations.md"
+    card.write_text(card.read_text().replace("Reversible migrations only.", "Squash before merge."))
+    call("claude", payload("claude", "SessionStart.json", ws))
+    assert not (rules / "area0.md").exists()  # no stale rule survives a session start
+    assert "Squash before merge." in (rules / "migrations.md").read_text()
