@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from engram import __version__, paths
 
@@ -18,6 +17,7 @@ from engram import __version__, paths
 # Host adapter lives in engram.host_adapter and is imported on first use.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final, Mapping
 
     from engram.host_adapter import Host
@@ -33,15 +33,21 @@ class UnknownHost(LookupError):
     """No host definition has this name or alias."""
 
 
-def hosts_dir() -> Path:
-    """engram.resources.data_dir("hosts"), without importing it: that module pulls in `typing`,
-    which the hook path avoids (a test pins the two to the same folder)."""
-    package = Path(__file__).resolve().parent
-    installed = package / "hosts"
-    return installed if installed.is_dir() else package.parent / "hosts"
+def _hosts_folder() -> str:
+    """engram.resources.data_dir("hosts") as a string, without importing pathlib or typing
+    (the hook path avoids both; a test pins the two to the same folder)."""
+    package = os.path.dirname(os.path.realpath(__file__))
+    installed = os.path.join(package, "hosts")
+    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "hosts")
 
 
-def _stamp(folder: Path) -> list[list[Any]]:
+def hosts_dir() -> "Path":
+    from pathlib import Path
+
+    return Path(_hosts_folder())
+
+
+def _stamp(folder: str) -> list[list[Any]]:
     """What the cache is keyed by: every definition's file name, size and mtime."""
     rows: list[list[Any]] = []
     with os.scandir(folder) as entries:
@@ -52,22 +58,25 @@ def _stamp(folder: Path) -> list[list[Any]]:
     return sorted(rows)
 
 
-def _cache_path() -> Path:
-    return paths.state_dir() / "cache" / f"hosts-{__version__}.json"
+def _cache_path() -> str:
+    return os.path.join(paths.state_dir_str(), "cache", f"hosts-{__version__}.json")
 
 
-def _parse_all(folder: Path) -> dict[str, dict[str, Any]]:
+def _parse_all(folder: str) -> dict[str, dict[str, Any]]:
     import yaml  # only on a cache miss: ~15 ms of import the hook path should not pay
 
     definitions: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".yaml"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            document = yaml.safe_load(handle.read())
         if isinstance(document, dict) and isinstance(document.get("name"), str):
             definitions[document["name"]] = document
     return definitions
 
 
-def _write_cache(cache: Path, payload: dict[str, Any]) -> None:
+def _write_cache(cache: str, payload: dict[str, Any]) -> None:
     try:
         from engram.fileio import atomic_write_text
 
@@ -78,14 +87,15 @@ def _write_cache(cache: Path, payload: dict[str, Any]) -> None:
 
 def all_definitions() -> dict[str, dict[str, Any]]:
     """Every host definition by canonical name (parsed YAML as plain JSON values)."""
-    folder = hosts_dir()
+    folder = _hosts_folder()
     stamp = _stamp(folder)
     if _memo.get("stamp") == stamp:
         return _memo["hosts"]
     cache = _cache_path()
     hosts: dict[str, dict[str, Any]] | None = None
     try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
+        with open(cache, encoding="utf-8") as handle:
+            cached = json.loads(handle.read())
         if cached.get("format") == CACHE_FORMAT and cached.get("stamp") == stamp:
             hosts = cached["hosts"]
     except (OSError, ValueError, KeyError, AttributeError):

@@ -69,7 +69,7 @@ def test_registry_lists_supported_hosts_first() -> None:
 def private_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "hosts"
     shutil.copytree(data_dir("hosts"), folder)
-    monkeypatch.setattr(hosts, "hosts_dir", lambda: folder)
+    monkeypatch.setattr(hosts, "_hosts_folder", lambda: str(folder))
     hosts._memo.clear()
     yield folder
     hosts._memo.clear()
