@@ -76,12 +76,13 @@ def test_oversized_stdin_is_refused(ws: Path) -> None:
 def test_hook_path_imports(ws: Path) -> None:
     script = (
         "import sys, io, json\n"
+        "before = set(sys.modules)\n"  # what the interpreter (or an editable finder) loaded
         "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
         "from engram.entry import main\n"
         "main(['hook', 'claude'])\n"
         "main(['hook', 'claude'])\n"
-        "bad = [m for m in ('typer', 'click', 'yaml', 'portalocker', 'wcmatch', 'dataclasses',"
-        " 'typing', 'tempfile', 'hashlib', 'jsonschema') if m in sys.modules]\n"
+        "bad = [m for m in ('typer', 'click', 'yaml', 'portalocker', 'wcmatch', 'dataclasses', 'pathlib',"
+        " 'typing', 'tempfile', 'hashlib', 'jsonschema') if m in sys.modules and m not in before]\n"
         "print('BAD', bad, file=sys.stderr)\n"
     )
     document = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist"))
