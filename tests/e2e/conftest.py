@@ -1,0 +1,95 @@
+"""The end-to-end suite runs only when asked: `pytest -m e2e tests/e2e` (or ENGRAM_E2E=1).
+The plain `pytest` of the README deselects it, so the unit tests stay fast and offline.
+
+Each client module builds one conversation (module-scoped fixture) and its tests check one
+event each in what the fake model received; the summary at the end lists, per client, the
+events verified and every hook call's duration."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import clients
+import harness
+from fakemodel import FakeModel
+
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def _requested(config: pytest.Config) -> bool:
+    return "e2e" in (config.getoption("-m") or "") or os.environ.get("ENGRAM_E2E") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if E2E_DIR in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+    if _requested(config):
+        return
+    keep = [i for i in items if E2E_DIR not in Path(str(i.fspath)).resolve().parents]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@contextlib.contextmanager
+def conversation(client: str) -> Iterator[harness.Conversation]:
+    """A client installed (or the module skipped with the reason), a fresh workspace and HOME
+    in a temp dir, the fake model running; everything removed afterwards."""
+    try:
+        binary, printed = clients.ensure(client)
+    except clients.Unavailable as exc:
+        harness.report(client)["skipped"] = str(exc)
+        pytest.skip(f"e2e {client}: {exc}")
+    harness.report(client, printed)
+    keep = os.environ.get("ENGRAM_E2E_KEEP") == "1"
+    root = Path(tempfile.mkdtemp(prefix=f"engram-e2e-{client}-")).resolve()
+    server = FakeModel(str(root / "requests.jsonl")).start()
+    try:
+        home = root / "home"
+        home.mkdir()
+        workspace = harness.make_workspace(root / "proj", ledger_lines=400)
+        env = harness.base_env(home, server)
+        yield harness.Conversation(client, printed, workspace, home, env, server, binary)
+    finally:
+        server.stop()
+        stray = sorted({f"{r.method} {r.path}" for r in server.stray()})
+        harness.report(client)["stray"] = sorted(set(harness.report(client)["stray"]) | set(stray))
+        if keep:
+            print(f"\n[e2e] {client} work dir kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if not harness.REPORT:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("engram end-to-end")
+    for client, entry in harness.REPORT.items():
+        if entry.get("skipped"):
+            write(f"{client}: SKIPPED: {entry['skipped']}")
+            continue
+        write(f"{client} {entry['version']}")
+        for event, result in entry["events"].items():
+            write(f"  {event:<34} {result}")
+        hooks = entry["hooks"]
+        if hooks:
+            total = sum(int(v["calls"]) for v in hooks.values())
+            worst = max(v["max_ms"] for v in hooks.values())
+            write(f"  hook calls: {total}, slowest {worst:.1f} ms (limit {harness.HOOK_TIMEOUT_MS} ms)")
+            for event, item in sorted(hooks.items()):
+                write(f"    {event:<20} {int(item['calls']):>3} calls  mean {item['mean_ms']:>6.1f} ms"
+                      f"  max {item['max_ms']:>6.1f} ms")
+        for note in entry["notes"]:
+            write(f"  note: {note}")
+        if entry["stray"]:
+            write(f"  refused (never left the machine): {', '.join(entry['stray'])}")

@@ -1,0 +1,414 @@
+"""What every end-to-end conversation needs: a workspace with memory cards, a throw-away HOME,
+`engram link` and `engram doctor` run as this installation's `engram` script, the client run
+headless against the fake model with a timeout, and the checks on what reached the model.
+
+The checks read the model requests the fake server recorded, never engram's own answers: a
+hook that answers perfectly in a wrong envelope, file or unit must fail them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from fakemodel import FakeModel, Request
+
+ENGRAM = Path(sys.executable).parent / "engram"  # the console script of this installation
+RUN_TIMEOUT = float(os.environ.get("ENGRAM_E2E_TIMEOUT") or 120)
+ENGRAM_TIMEOUT = 60.0
+HOOK_TIMEOUT_MS = 10_000  # what `engram link` writes for claude, codex and gemini (10 s)
+SUBAGENT_TASK = "SUBAGENT-TASK reply with the single word ok."
+ALREADY = "already loaded: "
+
+# The memory cards of every conversation. Each body is one line with a unique tag, so a count
+# in a request body is exact. Tags route the prompts; nothing else overlaps.
+CARDS = {
+    "overview": ("Orientation notes", "always: true\npriority: 90",
+                 "OVERVIEW-7c1 The orchard service keeps its sources under src/ and its data under ledger/."),
+    "alpha": ("Zebrafish handling", "tags: [zebrafish]",
+              "ALPHA-4e2 Zebrafish records are validated twice before they are stored."),
+    "beta": ("Quokka conventions", "tags: [quokka]",
+             "BETA-9d5 Quokka exports are written atomically through a temporary file."),
+    "gamma": ("Ledger file rules", 'tags: [ledgerkeeping]\napplies_to: ["ledger/**"]',
+              "GAMMA-2b8 Ledger entries are append-only; never rewrite an existing line."),
+}
+BODY = {card_id: body for card_id, (_, _, body) in CARDS.items()}
+LEDGER = "ledger/entries.txt"
+
+
+def card_text(card_id: str) -> str:
+    title, extra, body = CARDS[card_id]
+    return f"---\nid: {card_id}\ntitle: {title}\n{extra}\n---\n{body}\n"
+
+
+def make_workspace(root: Path, ledger_lines: int = 3) -> Path:
+    """A git repository with the cards in .agents/.engram and a file under gamma's applies_to."""
+    memory = root / ".agents" / ".engram"
+    memory.mkdir(parents=True)
+    for card_id in CARDS:
+        (memory / f"{card_id}.md").write_text(card_text(card_id), encoding="utf-8")
+    (root / "ledger").mkdir()
+    rows = [f"2024-01-{1 + i % 28:02d} entry {i:05d} amount {i * 7 % 1000}" for i in range(ledger_lines)]
+    (root / LEDGER).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (root / "src").mkdir()
+    (root / "src" / "notes.txt").write_text("plain notes\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30,
+                   capture_output=True)
+    return root
+
+
+# --------------------------------------------------------------------------- request reading
+def strings(value: Any) -> list[str]:
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def user_texts(req: Request) -> list[str]:
+    """The text of every user-role message (Anthropic `messages`, Responses `input`, Gemini
+    `contents`)."""
+    body = req.json if isinstance(req.json, dict) else {}
+    items = body.get("messages") or body.get("contents") or body.get("input") or []
+    if isinstance(items, str):
+        return [items]
+    return ["\n".join(strings(item.get("content") if "content" in item else item.get("parts")))
+            for item in items if isinstance(item, dict) and item.get("role") == "user"]
+
+
+def is_subagent(req: Request) -> bool:
+    texts = user_texts(req)
+    return any(SUBAGENT_TASK in t for t in texts) and not any("PLAN-" in t for t in texts)
+
+
+def already_lines(req: Request) -> list[list[str]]:
+    """Every `already loaded:` line in the request, as lists of ids."""
+    found = []
+    for text in req.strings():
+        for line in text.splitlines():
+            at = line.find(ALREADY)
+            if at != -1:
+                rest = line[at + len(ALREADY):].split("<", 1)[0]
+                found.append([part.strip() for part in rest.split(",") if part.strip()])
+    return found
+
+
+def check_memory(requests: list[Request], card_id: str, times: int = 1) -> list[str]:
+    """The suite's checker: problems (empty = fine) with card `card_id`'s body in `requests`.
+    Every request must carry the body exactly `times` times: 0 is "missing", more is
+    "duplicated"."""
+    if not requests:
+        return [f"{card_id}: no model request to check"]
+    problems = []
+    for req in requests:
+        seen = req.count(BODY[card_id])
+        if seen != times:
+            what = "missing" if seen < times else "duplicated"
+            problems.append(f"{card_id} {what} in request #{req.n} ({req.answer}): "
+                            f"body found {seen}x, expected {times}x")
+    return problems
+
+
+def check_absent(requests: list[Request], card_id: str) -> list[str]:
+    return [f"{card_id} present in request #{r.n} ({r.answer}) but should not be"
+            for r in requests if r.count(BODY[card_id])]
+
+
+# --------------------------------------------------------------------------- running things
+@dataclass
+class Run:
+    """One client invocation of the conversation."""
+
+    label: str
+    argv: list[str]
+    returncode: int | None
+    seconds: float
+    stdout: str
+    stderr: str
+    first: int   # the fake server's request numbers this run produced: first < n <= last
+    last: int
+    hooks: list[dict[str, Any]] = field(default_factory=list)  # observed.jsonl rows
+
+
+@dataclass
+class Conversation:
+    client: str
+    version: str
+    workspace: Path
+    home: Path
+    env: dict[str, str]
+    server: FakeModel
+    binary: Path
+    runs: dict[str, Run] = field(default_factory=dict)
+    link_output: str = ""
+    doctor: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    # --- engram ---------------------------------------------------------------------------
+    def engram(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run([str(ENGRAM), *args], cwd=self.workspace, env=self.env,
+                              capture_output=True, text=True, timeout=ENGRAM_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+        if check and done.returncode != 0:
+            raise AssertionError(f"engram {' '.join(args)} exited {done.returncode}:\n"
+                                 f"{done.stdout}\n{done.stderr}")
+        return done
+
+    def link(self) -> str:
+        done = self.engram("link", self.client)
+        self.link_output += done.stdout
+        return done.stdout
+
+    def run_doctor(self) -> dict[str, Any]:
+        done = self.engram("doctor", "--json", check=False)
+        self.doctor = json.loads(done.stdout)
+        return self.doctor
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / ".local" / "state" / "engram"
+
+    def observed_rows(self) -> list[dict[str, Any]]:
+        path = self.state_dir / "observed.jsonl"
+        rows = []
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return rows
+        for line in lines:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
+        return rows
+
+    # --- the client -----------------------------------------------------------------------
+    def run(self, label: str, argv: list[str], timeout: float = RUN_TIMEOUT) -> Run:
+        """Run the client once (cwd = the workspace, stdin closed, bounded in time)."""
+        before_rows = len(self.observed_rows())
+        first = self.server.mark()
+        started = time.monotonic()
+        try:
+            done = subprocess.run([str(self.binary), *argv], cwd=self.workspace, env=self.env,
+                                  capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+            code, out, err = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired as exc:
+            code = None
+            out = _text(exc.stdout)
+            err = _text(exc.stderr) + f"\n[e2e] killed after {timeout:.0f} s"
+        time.sleep(0.2)  # let the server finish logging the last streamed answer
+        run = Run(label, argv, code, time.monotonic() - started, out, err, first,
+                  self.server.mark(), self.observed_rows()[before_rows:])
+        self.runs[label] = run
+        return run
+
+    def requests(self, label: str, *, subagent: bool | None = False,
+                 compaction: bool | None = False) -> list[Request]:
+        """The model-turn requests run `label` produced. By default the main thread only:
+        `subagent=True` selects the subagent's, `compaction=True` the compaction requests,
+        None either."""
+        run = self.runs[label]
+        out = []
+        for req in self.server.model_calls(since=run.first):
+            if req.n > run.last or _side_request(req):
+                continue
+            if subagent is not None and is_subagent(req) != subagent:
+                continue
+            if compaction is not None and req.is_compaction != compaction:
+                continue
+            out.append(req)
+        return out
+
+    def all_hook_rows(self) -> list[dict[str, Any]]:
+        return [row for run in self.runs.values() for row in run.hooks]
+
+
+def _side_request(req: Request) -> bool:
+    """Gemini's JSON side requests (next-speaker check and the like) are not turns."""
+    return req.answer == "json"
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def base_env(home: Path, server: FakeModel) -> dict[str, str]:
+    """A clean environment: nothing of the developer's leaks in (no API keys, no engram or
+    XDG overrides), and every HTTP(S) request that is not for 127.0.0.1 goes to the fake
+    server acting as a refusing proxy, so nothing leaves the machine."""
+    path = os.pathsep.join(p for p in (str(Path(sys.executable).parent), "/usr/local/bin",
+                                       "/usr/bin", "/bin", os.environ.get("PATH", "")) if p)
+    env = {
+        "PATH": path,
+        "HOME": str(home),
+        "USER": os.environ.get("USER", "e2e"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        "SHELL": "/bin/bash",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HTTP_PROXY": server.proxy_url, "HTTPS_PROXY": server.proxy_url,
+        "http_proxy": server.proxy_url, "https_proxy": server.proxy_url,
+        "ALL_PROXY": server.proxy_url,
+        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    return env
+
+
+def hook_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """{event: {"calls", "max_ms", "mean_ms"}} from observed.jsonl rows."""
+    summary: dict[str, dict[str, float]] = {}
+    for row in rows:
+        if "ms" not in row:
+            continue
+        item = summary.setdefault(row["event"], {"calls": 0, "max_ms": 0.0, "total": 0.0})
+        item["calls"] += 1
+        item["max_ms"] = max(item["max_ms"], float(row["ms"]))
+        item["total"] += float(row["ms"])
+    for item in summary.values():
+        item["mean_ms"] = round(item.pop("total") / item["calls"], 1)
+    return summary
+
+
+TIMEOUT_WORDS = ("timed out", "timeout", "time out")
+
+
+def hook_timeouts(conversation: Conversation) -> list[str]:
+    """Evidence of a hook that timed out: a call at or over the limit in engram's records,
+    or a client message about a hook timing out."""
+    found = [f"{row['event']} took {row['ms']} ms (limit {HOOK_TIMEOUT_MS} ms)"
+             for row in conversation.all_hook_rows() if float(row.get("ms", 0)) >= HOOK_TIMEOUT_MS]
+    for run in conversation.runs.values():
+        for line in (run.stdout + "\n" + run.stderr).splitlines():
+            low = line.lower()
+            if "hook" in low and any(word in low for word in TIMEOUT_WORDS) and "clamping" not in low:
+                found.append(f"{run.label}: {line.strip()[:200]}")
+    return found
+
+
+# --------------------------------------------------------------------------- the report
+REPORT: dict[str, dict[str, Any]] = {}
+
+
+def report(client: str, version: str = "") -> dict[str, Any]:
+    entry = REPORT.setdefault(client, {"version": "", "events": {}, "hooks": {}, "notes": [],
+                                       "stray": []})
+    if version:
+        entry["version"] = version
+    return entry
+
+
+def verdict(client: str, event: str, problems: list[str], detail: str = "") -> None:
+    """Record one event's result for the summary, then fail the test when it has problems."""
+    report(client)["events"][event] = ("PASS" if not problems else "FAIL") + (f" ({detail})" if detail else "")
+    assert not problems, f"{client} {event}:\n  " + "\n  ".join(problems)
+
+
+def run_problems(conversation: Conversation, *labels: str) -> list[str]:
+    problems = []
+    for label in labels:
+        run = conversation.runs.get(label)
+        if run is None:
+            problems.append(f"run {label!r} did not happen")
+        elif run.returncode != 0:
+            problems.append(f"run {label!r} exited {run.returncode}: {run.stderr.strip()[-600:]}")
+    return problems
+
+
+Check = Callable[[], list[str]]
+
+
+# --------------------------------------------------------------------------- shared checks
+def linked_commands(config_file: Path) -> list[str]:
+    """Every hook command in a host's JSON config file."""
+    document = json.loads(config_file.read_text(encoding="utf-8"))
+    return [h.get("command", "") for groups in (document.get("hooks") or {}).values()
+            for group in groups for h in group.get("hooks", [])]
+
+
+def link_problems(config_file: Path, client: str) -> list[str]:
+    """The config `engram link` wrote runs this installation's engram for this host."""
+    if not config_file.exists():
+        return [f"{config_file} was not written"]
+    commands = linked_commands(config_file)
+    want = f"{ENGRAM} hook {client}"
+    wrong = [c for c in commands if c != want]
+    return ([f"no hook command in {config_file}"] if not commands else []) + \
+        [f"hook command {c!r} is not {want!r}" for c in wrong]
+
+
+def delta_problems(conversation: Conversation, label: str) -> list[str]:
+    """The second prompt routes alpha and beta: beta arrives once, alpha is not sent again
+    (still exactly once, from the history), and an `already loaded:` line names alpha."""
+    requests = conversation.requests(label)
+    problems = check_memory(requests, "beta") + check_memory(requests, "alpha")
+    if requests and not any("alpha" in ids for ids in already_lines(requests[0])):
+        problems.append(f"no `already loaded:` line naming alpha in request #{requests[0].n}: "
+                        f"{already_lines(requests[0])}")
+    return problems
+
+
+def path_problems(conversation: Conversation, label: str, tool_answer: str) -> list[str]:
+    """gamma (applies_to ledger/**) is absent until the scripted tool call touches the ledger,
+    then present exactly once in every later request of the run."""
+    requests = conversation.requests(label)
+    before = [r for r in requests if r.answer == tool_answer][:1]
+    if not before:
+        return [f"the model never called {tool_answer} in run {label!r}"]
+    after = [r for r in requests if r.n > before[0].n]
+    return check_absent(before, "gamma") + check_memory(after, "gamma")
+
+
+def subagent_problems(conversation: Conversation, label: str) -> list[str]:
+    """The subagent's own request carries the session's context: the always card and the
+    card of the last prompt that routed anything."""
+    requests = conversation.requests(label, subagent=True)
+    if not requests:
+        return [f"no subagent request in run {label!r}"]
+    return check_memory(requests[:1], "overview") + check_memory(requests[:1], "alpha")
+
+
+def doctor_problems(conversation: Conversation, must_fire: list[str]) -> list[str]:
+    doctor = conversation.run_doctor()
+    host = next((h for h in doctor.get("hosts", []) if h.get("host") == conversation.client), None)
+    if host is None:
+        return [f"doctor --json has no {conversation.client} entry"]
+    problems = []
+    project = next((c for c in host.get("configured", []) if c.get("scope") == "project"), {})
+    if project.get("state") != "linked" or project.get("broken"):
+        problems.append(f"doctor: project config not reported linked: {project}")
+    observed = host.get("observed") or {}
+    for event in must_fire:
+        if not (observed.get(event) or {}).get("count"):
+            problems.append(f"doctor: {event} not reported as observed firing "
+                            f"(observed: {sorted(observed)})")
+    return problems
+
+
+def timing_problems(*conversations: Conversation) -> list[str]:
+    """Every hook call's duration goes to the report; a timed-out hook fails."""
+    rows = [row for c in conversations for row in c.all_hook_rows()]
+    report(conversations[0].client)["hooks"] = hook_summary(rows)
+    problems = [p for c in conversations for p in hook_timeouts(c)]
+    if not rows:
+        problems.append("engram recorded no hook call at all")
+    return problems
