@@ -188,7 +188,9 @@ class HookCall:
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:
                 entry["last_routed"] = prompt_keys
-        if event.kind in ("start", "prompt"):
+        if event.kind in ("start", "prompt", "subagent"):
+            # SubagentStart delivered the always cards to the subagent: its own prompts
+            # (Codex fires UserPromptSubmit for them) neither resend nor list them.
             entry["start_done"] = True
         return result
 
