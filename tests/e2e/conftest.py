@@ -7,18 +7,12 @@ events verified and every hook call's duration."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-import clients
-import harness
-from fakemodel import FakeModel
+from . import harness
 
 E2E_DIR = Path(__file__).resolve().parent
 
@@ -38,35 +32,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
-
-
-@contextlib.contextmanager
-def conversation(client: str) -> Iterator[harness.Conversation]:
-    """A client installed (or the module skipped with the reason), a fresh workspace and HOME
-    in a temp dir, the fake model running; everything removed afterwards."""
-    try:
-        binary, printed = clients.ensure(client)
-    except clients.Unavailable as exc:
-        harness.report(client)["skipped"] = str(exc)
-        pytest.skip(f"e2e {client}: {exc}")
-    harness.report(client, printed)
-    keep = os.environ.get("ENGRAM_E2E_KEEP") == "1"
-    root = Path(tempfile.mkdtemp(prefix=f"engram-e2e-{client}-")).resolve()
-    server = FakeModel(str(root / "requests.jsonl")).start()
-    try:
-        home = root / "home"
-        home.mkdir()
-        workspace = harness.make_workspace(root / "proj", ledger_lines=400)
-        env = harness.base_env(home, server)
-        yield harness.Conversation(client, printed, workspace, home, env, server, binary)
-    finally:
-        server.stop()
-        stray = sorted({f"{r.method} {r.path}" for r in server.stray()})
-        harness.report(client)["stray"] = sorted(set(harness.report(client)["stray"]) | set(stray))
-        if keep:
-            print(f"\n[e2e] {client} work dir kept: {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -8,16 +8,22 @@ hook that answers perfectly in a wrong envelope, file or unit must fail them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from fakemodel import FakeModel, Request
+import pytest
+
+from . import clients
+from .fakemodel import FakeModel, Request
 
 ENGRAM = Path(sys.executable).parent / "engram"  # the console script of this installation
 RUN_TIMEOUT = float(os.environ.get("ENGRAM_E2E_TIMEOUT") or 120)
@@ -412,3 +418,33 @@ def timing_problems(*conversations: Conversation) -> list[str]:
     if not rows:
         problems.append("engram recorded no hook call at all")
     return problems
+
+
+# --------------------------------------------------------------------------- a conversation
+@contextlib.contextmanager
+def conversation(client: str) -> Iterator[Conversation]:
+    """A client installed (or the module skipped with the reason), a fresh workspace and HOME
+    in a temp dir, the fake model running; everything removed afterwards."""
+    try:
+        binary, printed = clients.ensure(client)
+    except clients.Unavailable as exc:
+        report(client)["skipped"] = str(exc)
+        pytest.skip(f"e2e {client}: {exc}")
+    report(client, printed)
+    keep = os.environ.get("ENGRAM_E2E_KEEP") == "1"
+    root = Path(tempfile.mkdtemp(prefix=f"engram-e2e-{client}-")).resolve()
+    server = FakeModel(str(root / "requests.jsonl")).start()
+    try:
+        home = root / "home"
+        home.mkdir()
+        workspace = make_workspace(root / "proj", ledger_lines=400)
+        env = base_env(home, server)
+        yield Conversation(client, printed, workspace, home, env, server, binary)
+    finally:
+        server.stop()
+        stray = sorted({f"{r.method} {r.path}" for r in server.stray()})
+        report(client)["stray"] = sorted(set(report(client)["stray"]) | set(stray))
+        if keep:
+            print(f"\n[e2e] {client} work dir kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

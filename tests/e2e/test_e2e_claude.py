@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
-from conftest import conversation
-from harness import (LEDGER, SUBAGENT_TASK, Conversation, check_absent, check_memory,
-                     delta_problems, doctor_problems, link_problems, path_problems,
+from .harness import (LEDGER, SUBAGENT_TASK, Conversation, check_absent, check_memory,
+                     conversation, delta_problems, doctor_problems, link_problems, path_problems,
                      run_problems, subagent_problems, timing_problems, verdict)
 
 CLIENT = "claude"

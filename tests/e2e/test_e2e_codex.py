@@ -1,0 +1,134 @@
+"""Codex CLI, headless (`codex exec`, `codex exec resume --last`), against the fake model's
+Responses API, after a real `engram link codex`.
+
+Conversation: (1) a prompt routing alpha, whose turn spawns a subagent and waits for it;
+(2) resume with a prompt routing alpha and beta, whose turn edits the ledger with apply_patch
+(gamma applies to ledger/**: PreToolUse on apply_patch); (3) resume with a prompt routing
+nothing, where the server reports 150k input tokens once so Codex auto-compacts mid-turn;
+(4) resume with a prompt routing alpha again.
+
+Two Codex details shape the run: `--dangerously-bypass-hook-trust` (headless `codex exec` runs
+no project hook without persisted trust), and the model name: a name Codex does not know gets
+fallback metadata that offers the multi-agent tools directly but no apply_patch, while the
+catalog model gpt-5.5 offers apply_patch and defers the agent tools behind tool_search. So
+run 2 is made with gpt-5.5, the others with the unknown name.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+from .harness import (LEDGER, SUBAGENT_TASK, Conversation, already_lines, check_absent,
+                     check_memory, conversation, delta_problems, doctor_problems, link_problems, path_problems,
+                     run_problems, subagent_problems, timing_problems, verdict)
+
+CLIENT = "codex"
+MODEL = "gpt-5.1-codex"      # unknown to 0.171.0: fallback metadata, multi_agent_v1 tools
+PATCH_MODEL = "gpt-5.5"      # in 0.171.0's catalog: freeform apply_patch
+PATCH = (f"*** Begin Patch\n*** Update File: {LEDGER}\n@@\n 2024-01-01 entry 00000 amount 0\n"
+         "+2024-01-01 entry 99999 amount 5\n*** End Patch\n")
+
+
+def setup(c: Conversation) -> None:
+    codex_home = c.home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(f"""model = "{MODEL}"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{c.server.url}/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+
+[features]
+hooks = true
+
+[analytics]
+enabled = false
+
+[projects."{c.workspace}"]
+trust_level = "trusted"
+""", encoding="utf-8")
+    c.env.update({"CODEX_HOME": str(codex_home), "FAKE_API_KEY": "dummy"})
+
+
+def exec_args(text: str, *extra: str, resume: bool = False) -> list[str]:
+    return ["exec", *(["resume", "--last"] if resume else []), "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check", *extra, text]
+
+
+@pytest.fixture(scope="module")
+def convo() -> Iterator[Conversation]:
+    with conversation(CLIENT) as c:
+        setup(c)
+        c.link()
+        plan1 = c.server.plan("codex1", [("agent", SUBAGENT_TASK), ("wait",)])
+        c.run("prompt1", exec_args(f"{plan1} Tell me about zebrafish."))
+        plan2 = c.server.plan("codex2", [("patch", PATCH)])
+        c.run("prompt2", exec_args(f"{plan2} Now zebrafish and quokka, please.", "-c",
+                                   f'model="{PATCH_MODEL}"', resume=True))
+        plan3 = c.server.plan("codex3", [("bash", "echo scripted-tool-ran")])
+        c.server.big_usage(150_000, count=1)
+        c.run("compact", exec_args(f"{plan3} Keep going.", "-c",
+                                   "model_auto_compact_token_limit=100000", resume=True))
+        c.run("after", exec_args("More on zebrafish.", resume=True))
+        yield c
+
+
+def test_link_writes_this_installations_hook(convo: Conversation) -> None:
+    verdict(CLIENT, "link (.codex/hooks.json)", link_problems(convo.workspace / ".codex" / "hooks.json", CLIENT))
+
+
+def test_prompt_delivers_routed_card_once(convo: Conversation) -> None:
+    requests = convo.requests("prompt1")
+    problems = run_problems(convo, "prompt1") + check_memory(requests, "alpha") + \
+        check_memory(requests, "overview") + check_absent(requests, "beta")
+    verdict(CLIENT, "SessionStart + UserPromptSubmit", problems, f"{len(requests)} requests")
+
+
+def test_resumed_prompt_sends_only_the_delta(convo: Conversation) -> None:
+    problems = run_problems(convo, "prompt2") + delta_problems(convo, "prompt2")
+    verdict(CLIENT, "resume: delta + already loaded", problems)
+
+
+def test_apply_patch_under_applies_to_delivers_card(convo: Conversation) -> None:
+    problems = path_problems(convo, "prompt2", "tool:apply_patch")
+    if "entry 99999" not in (convo.workspace / LEDGER).read_text(encoding="utf-8"):
+        problems.append("the patch was not applied")
+    verdict(CLIENT, "PreToolUse apply_patch", problems)
+
+
+def test_subagent_gets_session_context(convo: Conversation) -> None:
+    problems = subagent_problems(convo, "prompt1")
+    for req in convo.requests("prompt1", subagent=True):
+        for ids in already_lines(req):
+            if "overview" in ids:  # an always card is never listed after it was delivered
+                problems.append(f"subagent request #{req.n} lists the always card: already loaded: {ids}")
+    verdict(CLIENT, "SubagentStart (+ subagent's UserPromptSubmit)", problems)
+
+
+def test_memory_comes_back_after_compaction(convo: Conversation) -> None:
+    problems = run_problems(convo, "compact", "after")
+    compaction = convo.requests("compact", compaction=True)
+    if not compaction:
+        problems.append("no compaction request reached the model")
+    else:
+        later = [r for r in convo.requests("compact") if r.n > compaction[0].n]
+        # SessionStart(source=compact) re-delivers the always card into the next request
+        problems += check_memory(later[:1], "overview")
+    after = convo.requests("after")
+    problems += check_memory(after, "overview") + check_memory(after, "alpha")
+    verdict(CLIENT, "auto-compaction -> reset, memory back", problems)
+
+
+def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
+    problems = doctor_problems(convo, ["SessionStart", "UserPromptSubmit", "PreToolUse",
+                                       "PreCompact", "SubagentStart"])
+    verdict(CLIENT, "doctor --json", problems)
+
+
+def test_no_hook_timed_out(convo: Conversation) -> None:
+    verdict(CLIENT, "hook durations, no timeout", timing_problems(convo))
