@@ -169,25 +169,77 @@ def _translate_segment(segment: str) -> str:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = segment.find("]", index + 2 if segment[index + 1:index + 2] in ("!", "^") else index + 1)
-            if end == -1:
+            parsed = _bracket(segment, index)
+            if parsed is None:
                 out.append(re.escape(char))
             else:
-                body = segment[index + 1:end]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\").replace("]", "\\]")
-                out.append(f"[{'^/' if negate else ''}{body}]" if negate else f"[{body}]")
-                index = end
+                regex, index = parsed
+                out.append(regex)
         else:
             out.append(re.escape(char))
         index += 1
     return "".join(out)
 
 
+_POSIX: Final = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f",
+                 "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9",
+                 "graph": "\\x21-\\x7e", "lower": "a-z", "print": "\\x20-\\x7e",
+                 "punct": "!-/:-@\\[-`{-~", "space": "\\t-\\r ", "upper": "A-Z",
+                 "word": "0-9A-Z_a-z", "xdigit": "0-9A-Fa-f"}
+_POSIX_CLASS: Final = re.compile(r"\[:(" + "|".join(_POSIX) + r"):\]")
+
+
+def _bracket(segment: str, start: int) -> tuple[str, int] | None:
+    """A `[...]` class at `start` as (regex, index of its closing `]`), or None when it never
+    closes (then the `[` is a literal). wcmatch's rules: `!` or `^` negates, a leading `]` or
+    `-` is literal, `\\x` escapes, `[:alpha:]` style classes, a reversed range matches
+    nothing."""
+    index = start + 1
+    negate = segment[index:index + 1] in ("!", "^")
+    if negate:
+        index += 1
+    items: list[str] = []  # regex pieces, each one character, range or posix class
+    first = True
+    while index < len(segment):
+        char = segment[index]
+        if char == "]" and not first:
+            break
+        first = False
+        posix = _POSIX_CLASS.match(segment, index) if char == "[" else None
+        if posix:
+            items.append(_POSIX[posix.group(1)])
+            index = posix.end()
+            continue
+        if char == "\\" and index + 1 < len(segment):
+            index += 1
+            char = segment[index]
+        low = char
+        index += 1
+        if segment[index:index + 1] == "-" and index + 1 < len(segment) \
+                and segment[index + 1] != "]":
+            high = segment[index + 1]
+            index += 2
+            if high == "\\" and index < len(segment):
+                high = segment[index]
+                index += 1
+            if ord(high) >= ord(low):
+                items.append(re.escape(low) + "-" + re.escape(high))
+            continue
+        items.append(re.escape(low))
+    else:
+        return None
+    if not items:
+        # Only reversed ranges (`[z-a]`): nothing matches, or (negated) any one character.
+        return ("[^/]" if negate else "(?!)"), index
+    return f"[{'^/' if negate else ''}{''.join(items)}]", index
+
+
 def translate_one(pattern: str) -> str:
     """One brace-free glob as a regex source matching a whole relative path."""
+    # As in wcmatch: `a//b` is `a/b`, and a lone trailing backslash escapes nothing.
+    pattern = re.sub(r"(?<=.)/{2,}", "/", pattern)
+    if pattern.endswith("\\") and (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+        pattern = pattern[:-1]
     segments = pattern.split("/")
     parts: list[str] = []
     last = len(segments) - 1
