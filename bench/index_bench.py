@@ -75,6 +75,12 @@ def machine() -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%d %H:%M %Z")}
 
 
+def _routed(selection: Any) -> bool:
+    """Selected for this query (text, tag or path), not only as an always card or one's
+    prerequisite."""
+    return any(reason.kind in ("text", "tag", "path") for reason in selection.reasons)
+
+
 def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
                cli: bool) -> dict[str, Any]:
     from engram import index, routing, text, workspace
@@ -103,6 +109,8 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
         cold.append(seconds)
     cards = len(compiled.active)
     size = idx_path.stat().st_size
+    cold_file = Path(str(idx_path)[: -len(".idx")] + ".full")
+    cold_size = cold_file.stat().st_size if cold_file.exists() else 0
 
     # Warm load, and its two parts.
     reads: list[float] = []
@@ -128,7 +136,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
         seconds, result = _timed(
             lambda: routing.route_request(loaded, ws.root, ws.root, prompt, list(paths), 8))
         routes.append(seconds)
-        selected_counts.append(sum(1 for s in result.selected if not s.is_always_only))
+        selected_counts.append(sum(1 for s in result.selected if _routed(s)))
     abstained = sum(1 for r in selected_counts if r == 0)
 
     load_routes: list[float] = []
@@ -159,7 +167,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
 
     result: dict[str, Any] = {
         "cards": n, "routable": cards, "store_kib": round(sum(f.stat().st_size for f in files) / 1024),
-        "index_kib": round(size / 1024), "generate_s": round(t_gen, 2),
+        "index_kib": round(size / 1024), "cold_index_kib": round(cold_size / 1024), "generate_s": round(t_gen, 2),
         "cold_compile": _summary(cold),
         "warm_read": _summary(reads), "warm_check": _summary(checks), "warm_load": _summary(loads),
         "route": _summary(routes), "load_route": _summary(load_routes),
@@ -214,8 +222,9 @@ def render(results: list[dict[str, Any]]) -> str:
         lines.append(f"{row['cards']:>6} {row['index_kib']:>9} {cells}")
     for row in results:
         extra = f"{row['cards']:>6} cards: {row['queries']} queries, {row['abstained']} selected nothing, " \
-                f"mean {row['mean_selected']} cards selected besides {row['always_cards']} always cards; " \
-                f"store {row['store_kib']} KiB"
+                f"mean {row['mean_selected']} cards routed by text/tag/path ({row['always_cards']} always " \
+                f"cards and their prerequisites come on top); " \
+                f"store {row['store_kib']} KiB, cold index {row['cold_index_kib']} KiB"
         if "cli_route" in row:
             extra += f"; `engram route` subprocess {row['cli_route']['median_ms']:.0f} ms"
         lines.append(extra)
