@@ -51,9 +51,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             total = sum(int(v["calls"]) for v in hooks.values())
             worst = max(v["max_ms"] for v in hooks.values())
             write(f"  hook calls: {total}, slowest {worst:.1f} ms (limit {harness.HOOK_TIMEOUT_MS} ms)")
+            client_side = entry.get("client_hooks") or {}
             for event, item in sorted(hooks.items()):
-                write(f"    {event:<20} {int(item['calls']):>3} calls  mean {item['mean_ms']:>6.1f} ms"
-                      f"  max {item['max_ms']:>6.1f} ms")
+                seen = client_side.get(event)
+                extra = (f"   client-side: mean {seen['mean_ms']:>6.1f} ms  max {seen['max_ms']:>6.1f} ms"
+                         if seen else "")
+                write(f"    {event:<20} {int(item['calls']):>3} calls  engram: mean {item['mean_ms']:>6.1f} ms"
+                      f"  max {item['max_ms']:>6.1f} ms{extra}")
         for note in entry["notes"]:
             write(f"  note: {note}")
         if entry["stray"]:

@@ -12,9 +12,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +149,7 @@ class Run:
     first: int   # the fake server's request numbers this run produced: first < n <= last
     last: int
     hooks: list[dict[str, Any]] = field(default_factory=list)  # observed.jsonl rows
+    lines: list[tuple[float, str]] = field(default_factory=list)  # (arrival, stdout line)
 
 
 @dataclass
@@ -203,22 +206,34 @@ class Conversation:
 
     # --- the client -----------------------------------------------------------------------
     def run(self, label: str, argv: list[str], timeout: float = RUN_TIMEOUT) -> Run:
-        """Run the client once (cwd = the workspace, stdin closed, bounded in time)."""
+        """Run the client once (cwd = the workspace, stdin closed, bounded in time; on timeout
+        its process group is killed). Each stdout line is timestamped on arrival, so streamed
+        client events (Claude's hook_started/hook_response) give client-side durations."""
         before_rows = len(self.observed_rows())
         first = self.server.mark()
         started = time.monotonic()
+        proc = subprocess.Popen([str(self.binary), *argv], cwd=self.workspace, env=self.env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines: list[tuple[float, str]] = []
+        errors: list[str] = []
+        readers = [threading.Thread(target=_pump, args=(proc.stdout, lines, True), daemon=True),
+                   threading.Thread(target=_pump, args=(proc.stderr, errors, False), daemon=True)]
+        for reader in readers:
+            reader.start()
         try:
-            done = subprocess.run([str(self.binary), *argv], cwd=self.workspace, env=self.env,
-                                  capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
-            code, out, err = done.returncode, done.stdout, done.stderr
-        except subprocess.TimeoutExpired as exc:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group this call started, nothing else
+            proc.wait(timeout=30)
             code = None
-            out = _text(exc.stdout)
-            err = _text(exc.stderr) + f"\n[e2e] killed after {timeout:.0f} s"
+            errors.append(f"[e2e] killed after {timeout:.0f} s\n")
+        for reader in readers:
+            reader.join(timeout=10)
         time.sleep(0.2)  # let the server finish logging the last streamed answer
-        run = Run(label, argv, code, time.monotonic() - started, out, err, first,
-                  self.server.mark(), self.observed_rows()[before_rows:])
+        run = Run(label, argv, code, time.monotonic() - started,
+                  "".join(line for _, line in lines), "".join(errors), first,
+                  self.server.mark(), self.observed_rows()[before_rows:], lines)
         self.runs[label] = run
         return run
 
@@ -241,6 +256,36 @@ class Conversation:
 
     def all_hook_rows(self) -> list[dict[str, Any]]:
         return [row for run in self.runs.values() for row in run.hooks]
+
+
+def _pump(stream: Any, sink: list[Any], stamp: bool) -> None:
+    for line in iter(stream.readline, ""):
+        sink.append((time.monotonic(), line) if stamp else line)
+    stream.close()
+
+
+def client_hook_calls(run: Run) -> list[dict[str, Any]]:
+    """Hook calls as Claude's stream-json reports them (`--include-hook-events`): event,
+    outcome, and the time between hook_started and hook_response as seen on its stdout."""
+    started: dict[str, tuple[float, dict[str, Any]]] = {}
+    calls = []
+    for at, line in run.lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("type") != "system":
+            continue
+        if event.get("subtype") == "hook_started":
+            started[str(event.get("hook_id"))] = (at, event)
+        elif event.get("subtype") == "hook_response":
+            begun = started.pop(str(event.get("hook_id")), None)
+            calls.append({"event": event.get("hook_event"), "outcome": event.get("outcome"),
+                          "exit_code": event.get("exit_code"),
+                          "ms": round((at - begun[0]) * 1000, 1) if begun else None})
+    calls += [{"event": e.get("hook_event"), "outcome": "never answered", "ms": None}
+              for _, e in started.values()]
+    return calls
 
 
 def _side_request(req: Request) -> bool:
@@ -316,8 +361,8 @@ REPORT: dict[str, dict[str, Any]] = {}
 
 
 def report(client: str, version: str = "") -> dict[str, Any]:
-    entry = REPORT.setdefault(client, {"version": "", "events": {}, "hooks": {}, "notes": [],
-                                       "stray": []})
+    entry = REPORT.setdefault(client, {"version": "", "events": {}, "hooks": {}, "client_hooks": {},
+                                       "notes": [], "stray": []})
     if version:
         entry["version"] = version
     return entry
@@ -411,10 +456,20 @@ def doctor_problems(conversation: Conversation, must_fire: list[str]) -> list[st
 
 
 def timing_problems(*conversations: Conversation) -> list[str]:
-    """Every hook call's duration goes to the report; a timed-out hook fails."""
+    """Every hook call's duration goes to the report; a timed-out hook fails. engram's own
+    records time each call inside the hook; where the client reports its hook calls (Claude's
+    stream-json), their outcome must be success and their client-side time is reported too."""
     rows = [row for c in conversations for row in c.all_hook_rows()]
-    report(conversations[0].client)["hooks"] = hook_summary(rows)
+    entry = report(conversations[0].client)
+    entry["hooks"] = hook_summary(rows)
     problems = [p for c in conversations for p in hook_timeouts(c)]
+    calls = [call for c in conversations for run in c.runs.values() for call in client_hook_calls(run)]
+    if calls:
+        entry["client_hooks"] = hook_summary([c for c in calls if c["ms"] is not None])
+        problems += [f"client reports {c['event']} hook outcome {c['outcome']!r} (exit {c.get('exit_code')})"
+                     for c in calls if c["outcome"] != "success"]
+        problems += [f"{c['event']} took {c['ms']} ms on the client's clock (limit {HOOK_TIMEOUT_MS} ms)"
+                     for c in calls if c["ms"] is not None and c["ms"] >= HOOK_TIMEOUT_MS]
     if not rows:
         problems.append("engram recorded no hook call at all")
     return problems

@@ -30,9 +30,13 @@ def setup(c: Conversation) -> None:
     })
 
 
+STREAM = ["--output-format", "stream-json", "--verbose", "--include-hook-events"]
+
+
 def prompt(text: str, resume: bool = False) -> list[str]:
+    # stream-json with hook events: every hook call's outcome, timed as it streams
     return ["-p", text, *(["--continue"] if resume else []), "--allowedTools", "Read", "Agent",
-            "--output-format", "json"]
+            *STREAM]
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +48,7 @@ def convo() -> Iterator[Conversation]:
         c.run("prompt1", prompt(f"{plan1} Tell me about zebrafish."))
         plan2 = c.server.plan("claude2", [("read", str(c.workspace / LEDGER))])
         c.run("prompt2", prompt(f"{plan2} Now zebrafish and quokka, please.", resume=True))
-        c.run("compact", ["-p", "/compact", "--continue", "--output-format", "json"])
+        c.run("compact", ["-p", "/compact", "--continue", *STREAM])
         c.run("after", prompt("More on zebrafish.", resume=True))
         yield c
 
