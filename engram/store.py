@@ -144,25 +144,42 @@ def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:
             problems.append(Problem(card.path, None, "warning",
                                     f"id {card.id!r} is also defined in {kept.path}, which wins",
                                     "shadowed"))
-    changed = True
-    while changed:
-        changed = False
-        for card_id, card in list(by_id.items()):
-            missing = [dep for dep in card.depends_on if dep not in by_id]
-            if missing:
-                problems.append(Problem(card.path, None, "error",
-                                        f"depends_on names unknown card(s): {', '.join(missing)}",
-                                        "dangling-dependency"))
-                del by_id[card_id]
-                changed = True
+    known = {card.id for card in cards}
+    _drop_dangling(by_id, known, problems)
     for cycle in _cycles(by_id):
         for card_id in cycle:
             card = by_id.pop(card_id)
             problems.append(Problem(card.path, None, "error",
                                     "depends_on forms a cycle: " + " -> ".join(cycle + [cycle[0]]),
                                     "cyclic-dependency"))
+    # Cards that need a card dropped for a cycle cannot be delivered whole either.
+    _drop_dangling(by_id, known, problems)
     kept_cards = [card for card in cards if by_id.get(card.id) is card]
     return kept_cards, problems
+
+
+def _drop_dangling(by_id: dict[str, Card], known: set[str], problems: list[Problem]) -> None:
+    """Drop (and report) cards whose depends_on names a card that is not routable, until none
+    is left: a card whose prerequisite was skipped is skipped too."""
+    changed = True
+    while changed:
+        changed = False
+        for card_id, card in list(by_id.items()):
+            missing = [dep for dep in card.depends_on if dep not in by_id]
+            if not missing:
+                continue
+            unknown = [dep for dep in missing if dep not in known]
+            skipped = [dep for dep in missing if dep in known]
+            parts = []
+            if unknown:
+                parts.append(f"depends_on names unknown card(s): {', '.join(unknown)}")
+            if skipped:
+                parts.append(f"depends_on names card(s) skipped for errors: {', '.join(skipped)}; "
+                             "fix those first")
+            problems.append(Problem(card.path, None, "error", "; ".join(parts),
+                                    "dangling-dependency"))
+            del by_id[card_id]
+            changed = True
 
 
 def _cycles(by_id: dict[str, Card]) -> list[list[str]]:
