@@ -72,9 +72,14 @@ def first_sentence(body: str, limit: int = 160) -> str:
         if not text or text.startswith(("#", "```", "---", "|", "<!--")):
             continue
         text = re.sub(r"^[-*+>]\s+|^\d+\.\s+", "", text, flags=re.MULTILINE)
-        text = re.sub(r"`([^`]*)`", r"\1", text)
-        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-        text = re.sub(r"[*_]{1,3}([^*_]+)[*_]{1,3}", r"\1", text)
+        # Markup goes, but never inside a code span: `__init__.py` and snake_case stay whole.
+        pieces = re.split(r"(`[^`]*`)", text)
+        for position in range(0, len(pieces), 2):
+            plain = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", pieces[position])
+            plain = re.sub(r"\*{1,3}([^*]+?)\*{1,3}", r"\1", plain)
+            pieces[position] = re.sub(r"(?<!\w)_{1,3}([^_]+?)_{1,3}(?!\w)", r"\1", plain)
+        text = "".join(piece[1:-1] if position % 2 else piece
+                       for position, piece in enumerate(pieces))
         text = " ".join(text.split())
         match = re.match(r"(.+?[.!?])(?:\s|$)", text)
         sentence = match.group(1) if match else text
