@@ -26,7 +26,7 @@ def cards_and_problems(ws: Path) -> tuple[dict[str, Card], list[Problem]]:
     loaded = workspace.load(ws)
     assert loaded is not None
     cards, problems = store.load_cards(loaded)
-    return {card.id: card for card in cards}, problems
+    return {card.id: card for card in cards if not card.id.startswith("filler-")}, problems
 
 
 def routed(ws: Path, prompt: str, paths: list[str] | None = None) -> list[str]:
@@ -233,8 +233,17 @@ def test_crlf_files_parse(tmp_path: Path) -> None:
 GOOD = "---\ntitle: Deploy checklist\ntags: [deploy]\n---\nRun the deploy checklist before shipping.\n"
 
 
+def _fillers(mem: Path) -> None:
+    """Unrelated cards: text routing needs a store big enough for IDF to mean something."""
+    for word in ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "glacier", "harbor",
+                 "iris", "juniper", "kelp", "lichen", "moss", "nectar", "opal", "pumice"]:
+        write_card(mem, f"filler/filler-{word}.md",
+                   f"---\ntitle: {word.title()} notes\n---\nAbout {word}.\n")
+
+
 def test_every_bad_input_is_reported_and_the_good_card_still_routes(workspace: Path) -> None:
     mem = workspace / MEM
+    _fillers(mem)
     write_card(mem, "good.md", GOOD)
     write_card(mem, "broken.md", "---\n- nope\n---\nbody\n")
     write_card(mem, "dup-a.md", "---\nid: dup\n---\nFirst.\n")
@@ -306,6 +315,7 @@ def test_unreadable_file_chmod_000(workspace: Path) -> None:
 def test_unreadable_file_simulated(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same as chmod 000 for a process that may read everything (root in CI containers)."""
     mem = workspace / MEM
+    _fillers(mem)
     write_card(mem, "good.md", GOOD)
     locked = write_card(mem, "locked.md", "---\ntitle: Locked\n---\nSecret.\n")
     real_open = open
@@ -315,9 +325,9 @@ def test_unreadable_file_simulated(workspace: Path, monkeypatch: pytest.MonkeyPa
             raise PermissionError(13, "Permission denied", str(locked))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", guarded_open)
-    cards, problems = cards_and_problems(workspace)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # undo() would also drop the isolation fixture's env
+        patch.setattr("builtins.open", guarded_open)
+        cards, problems = cards_and_problems(workspace)
     assert set(cards) == {"good"}
     assert [(Path(p.path).name, p.code, p.severity) for p in problems] == [
         ("locked.md", "unreadable", "error")]
