@@ -76,13 +76,31 @@ def _npm_env() -> dict[str, str]:
     return env
 
 
-def _tail(text: str, lines: int = 6) -> str:
-    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+def _tail(text: str, lines: int = 3) -> str:
+    """The telling lines of npm's output: its error code and message, else the last lines."""
+    rows = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    errors = [r for r in rows if r.startswith("npm error") and not r.endswith(("{", "}", "npm error"))]
+    return " | ".join((errors or rows)[:lines] if errors else rows[-lines:])
+
+
+_RESULTS: dict[str, tuple[Path, str] | Unavailable] = {}
 
 
 def ensure(name: str) -> tuple[Path, str]:
-    """(binary, version string the client prints) for a usable client, or raise Unavailable."""
-    client = CLIENTS[name]
+    """(binary, version string the client prints) for a usable client, or raise Unavailable.
+    Decided once per process: a failed install is not retried by every test."""
+    if name not in _RESULTS:
+        try:
+            _RESULTS[name] = _ensure(CLIENTS[name])
+        except Unavailable as exc:
+            _RESULTS[name] = exc
+    result = _RESULTS[name]
+    if isinstance(result, Unavailable):
+        raise result
+    return result
+
+
+def _ensure(client: Client) -> tuple[Path, str]:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             raise Unavailable(f"{tool} not found on PATH: cannot install {client.package}")

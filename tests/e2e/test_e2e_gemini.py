@@ -90,7 +90,7 @@ def test_read_file_under_applies_to_delivers_card(convo: Conversation) -> None:
     verdict(CLIENT, "AfterTool read_file", path_problems(convo, "prompt2", "tool:read_file"))
 
 
-def test_memory_comes_back_after_compress() -> None:
+def test_memory_comes_back_after_compress(convo: Conversation) -> None:
     reason = ("Gemini CLI 0.61.0 cannot be made to compress headless reliably: `-p /compress` "
               "fires PreCompress(manual) and starts the compression without awaiting it, then "
               "sends '/compress' to the model as a prompt, so the history may or may not be "
