@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 6
+INDEX_FORMAT: Final = 7
 # Field order in postings and lengths: id/title, tags, one-line card, body.
 FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
@@ -387,6 +387,11 @@ def _posting_key(counts: list[int], lengths: list[int], averages: list[float]) -
         if contribution > best_value:
             best_value, best_field = contribution, position
     impact = weighted / (router.K1 + weighted)
+    # The field code says whether the term is in a strong field (title, tags, card line): the
+    # router's eligibility test needs that even when the body holds most of the weight.
+    strong_fields = [p for p in range(3) if counts[p]]
+    if strong_fields and best_field == 3:
+        best_field = max(strong_fields, key=lambda p: router.FIELD_WEIGHTS[p] * counts[p])
     return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
 
 

@@ -98,9 +98,6 @@ def test_engram_is_not_worse_than_bm25_top3_on_the_held_out_labels() -> None:
     assert engram["recall"] >= baseline["recall"]
 
 
-@pytest.mark.xfail(reason="router eligibility regression since a02ab6a: a card whose strongest "
-                          "contribution is in the body but which also matches in its card line "
-                          "is no longer eligible; see docs/performance.md", strict=False)
 def test_engram_beats_bm25_top3_on_all_three() -> None:
     systems = _inbox_zero_systems()
     engram, baseline = systems["engram"], systems["bm25-top3"]
