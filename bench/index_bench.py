@@ -72,7 +72,8 @@ def machine() -> dict[str, Any]:
         pass
     return {"python": platform.python_version(), "implementation": platform.python_implementation(),
             "platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+            "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
 
 
 def _routed(selection: Any) -> bool:
@@ -263,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
                     os.environ[key] = value
     info = machine()
     print(f"engram index bench, {info['date']}; {info['cpu']} ({info['cores']} cores); "
-          f"{info['implementation']} {info['python']}; {info['platform']}")
+          f"{info['implementation']} {info['python']}; {info['platform']}; load average at the end "
+          f"{info['load_average']}")
     print(render(results))
     if args.json:
         args.json.write_text(json.dumps({"machine": info, "results": results}, indent=2) + "\n",
