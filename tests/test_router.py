@@ -266,7 +266,7 @@ def test_an_always_card_survives_the_limit(workspace: Path) -> None:
     for n in range(3):
         write_card(mem, f"p{n}.md", f"---\napplies_to: [src/**]\npriority: 90\n---\nP{n}.\n")
     assert "start" in route(workspace, "hello", ["src/x.py"]).ids
-    # The always card also matches `src/**` by text? No: give it the path too.
+    # Now the always card also matches the path, ranks last, and falls outside limit=2.
     write_card(mem, "start.md", "---\ntitle: Project overview\nalways: true\npriority: 0\n"
                "applies_to: [src/**]\n---\nOverview.\n")
     assert "start" in route(workspace, "", ["src/x.py"], limit=2).ids
