@@ -58,6 +58,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                          if seen else "")
                 write(f"    {event:<20} {int(item['calls']):>3} calls  engram: mean {item['mean_ms']:>6.1f} ms"
                       f"  max {item['max_ms']:>6.1f} ms{extra}")
+        if entry.get("calls"):
+            write("  every call (engram ms), per client run:")
+            for line in entry["calls"]:
+                write(f"    {line}")
         for note in entry["notes"]:
             write(f"  note: {note}")
         if entry["stray"]:

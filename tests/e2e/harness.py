@@ -462,6 +462,8 @@ def timing_problems(*conversations: Conversation) -> list[str]:
     rows = [row for c in conversations for row in c.all_hook_rows()]
     entry = report(conversations[0].client)
     entry["hooks"] = hook_summary(rows)
+    entry["calls"] = [f"{run.label}: " + ", ".join(f"{row['event']} {row.get('ms', '?')}" for row in run.hooks)
+                      for c in conversations for run in c.runs.values() if run.hooks]
     problems = [p for c in conversations for p in hook_timeouts(c)]
     calls = [call for c in conversations for run in c.runs.values() for call in client_hook_calls(run)]
     if calls:
