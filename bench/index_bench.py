@@ -6,8 +6,8 @@ For each size, in one process (the way a hook process would, minus interpreter s
   scan, parse every card, term statistics, globs, dependency order, marshal write;
 - warm load: a fresh `load_or_build` over an unchanged store, i.e. reading the stored index
   (marshal) plus the freshness check (stat every card file; nothing re-parsed). Both parts are
-  also timed alone: `read` = `index._read(path)` (the hot `.idx` file), `check` =
-  `index.check(hot, roots, ...)` (stat every card file, compare);
+  also timed alone: `read` = opening the index database (`index._open`), `check` =
+  `index.check(db, roots, ...)` (read the stored stats, stat every card file, compare);
 - route: `routing.route_request` on an already loaded index (median over many queries);
 - load+route: a fresh `load_or_build` followed by one `route_request`, per query: what one hook
   call pays in-process. The targets (2 ms at 1,000 cards, 15 ms at 10,000) apply to this;
@@ -102,16 +102,16 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
     # Cold compile: nothing stored, empty term cache (as in a fresh process).
     cold: list[float] = []
     for _ in range(1 if n >= 5000 else 3):
-        idx_path.unlink(missing_ok=True)
-        idx_path.with_suffix(".full").unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(idx_path) + suffix).unlink(missing_ok=True)
         text._TERM_CACHE.clear()
         gc.collect()
         seconds, compiled = _timed(lambda: index.load_or_build(ws))
         cold.append(seconds)
     cards = len(compiled.active)
-    size = idx_path.stat().st_size
-    cold_file = Path(str(idx_path)[: -len(".idx")] + ".full")
-    cold_size = cold_file.stat().st_size if cold_file.exists() else 0
+    compiled.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = idx_path.stat().st_size  # one SQLite database: nothing is loaded whole any more
+    cold_size = 0
 
     # Warm load, and its two parts.
     reads: list[float] = []
@@ -119,7 +119,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
     loads: list[float] = []
     for _ in range(repeats):
         gc.collect()
-        seconds, data = _timed(lambda: index._read(str(idx_path)))
+        seconds, data = _timed(lambda: index._open(str(idx_path)))
         reads.append(seconds)
         seconds, fresh_now = _timed(lambda: index.check(data, roots, follow, (str(ws.root),)))
         assert fresh_now, "the freshness check found a change in an unchanged store"

@@ -1,17 +1,16 @@
 """The compiled index: every card file parsed once, term statistics, glob regexes and
-dependency order, stored in the state dir with marshal (the fastest load Python has for plain
-data). A hook loads it without importing YAML or compiling a single glob; a changed file is
-re-parsed alone (stat first, then xxhash of the content).
+dependency order, in one SQLite database per workspace in the state dir.
 
-Two files per index, so a hook reads only what routing needs:
-- `<key>.idx`, the hot part: file stats for the freshness check, one light row per card (no
-  body: a body is read from its card file, by offset, only when it is sent), postings packed
-  as bytes per term, field lengths, dependency order, always cards and glob regexes;
-- `<key>.full`, the cold part: each file's parsed card with body, term counts and problems,
-  loaded only to refresh after a change, or for lint and the installer.
+A hook reads only what it needs, whatever the store size: the file stats for the freshness
+check, the postings of the prompt's terms, the rows of candidate cards, the globs when paths
+were touched. No YAML is parsed and no glob compiled when nothing changed. A changed file is
+re-parsed alone (stat first, then xxhash of the content) and only its own terms' postings are
+rewritten. SQLite gives atomic, concurrent-safe updates and survives a killed process; a
+database that does not open is set aside and rebuilt.
 
-One *slot* per card file. Postings refer to slots, so one changed file only touches its own
-terms; removed files leave empty slots until the next compaction."""
+One *slot* per card file. Postings are impact-ordered per term: two packed arrays, the slots
+(uint32) and their keys (uint16, ascending), key = 65535 - (quantized BM25F impact << 2 | field
+code), so the most relevant cards come first and a query can stop early on a common term."""
 
 from __future__ import annotations
 
@@ -27,24 +26,36 @@ from engram.problems import Problem
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Final
+    from typing import Any, Final, Iterable
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 7
-# Field order in postings and lengths: id/title, tags, one-line card, body.
+INDEX_FORMAT: Final = 8
 FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
-_COMPACT_RATIO: Final = 0.25
+IMPACT_LEVELS: Final = 16383
+AVG_DRIFT: Final = 0.25
+BUSY_TIMEOUT_MS: Final = 5000
 
-# Cold slot tuple positions.
-S_PATH, S_ROOT, S_MTIME, S_SIZE, S_HASH, S_CARD, S_PROBLEMS, S_TERMS, S_SECRET = range(9)
-# Card tuple positions (cold: the whole card, body included).
+# Card tuple positions (the whole card, body included).
 (K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
  K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT) = range(16)
-# Light row positions (hot): the card without its body, plus where the body lies in the file.
+# Light row positions: the card without its body, plus where the body lies in the file.
 (C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
  C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT) = range(16)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB);
+CREATE TABLE IF NOT EXISTS cards (
+    slot INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, root TEXT, mtime INTEGER, size INTEGER,
+    hash TEXT, card BLOB, row BLOB, terms BLOB, problems BLOB, secret INTEGER DEFAULT 0,
+    len0 INTEGER DEFAULT 0, len1 INTEGER DEFAULT 0, len2 INTEGER DEFAULT 0,
+    len3 INTEGER DEFAULT 0);
+CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, slots BLOB, keys BLOB);
+CREATE TABLE IF NOT EXISTS tags (term TEXT, slot INTEGER, tag TEXT, terms BLOB);
+CREATE INDEX IF NOT EXISTS tags_term ON tags(term);
+CREATE INDEX IF NOT EXISTS tags_slot ON tags(slot);
+"""
 
 
 def _card_tuple(card: Card) -> tuple[Any, ...]:
@@ -67,19 +78,9 @@ def read_text(path: str) -> str:
         return handle.read().decode("utf-8").replace("\r\n", "\n")
 
 
-def _light_row(card_row: tuple[Any, ...], span: tuple[int, int]) -> tuple[Any, ...]:
-    return card_row[:K_BODY] + (span,) + card_row[K_BODY + 1:]
-
-
-def _body_span(card: Card) -> tuple[int, int]:
-    """Where the body lies in the file's text, so a hook can read just that; (-1, -1) when it
-    cannot be found verbatim (the cold index then serves it)."""
-    try:
-        text = read_text(card.path)
-    except (OSError, UnicodeDecodeError):
-        return (-1, -1)
-    start = text.find(card.body)
-    return (start, start + len(card.body)) if start >= 0 else (-1, -1)
+def _body_span(text: str, body: str) -> tuple[int, int]:
+    start = text.find(body)
+    return (start, start + len(body)) if start >= 0 else (-1, -1)
 
 
 def _field_terms(card: Card) -> dict[str, list[int]]:
@@ -87,12 +88,8 @@ def _field_terms(card: Card) -> dict[str, list[int]]:
     from engram import text
 
     counts: dict[str, list[int]] = {}
-    sources = (
-        card.title + " " + card.id.replace("-", " ").replace("_", " "),
-        " ".join(card.tags),
-        card.card,
-        card.body,
-    )
+    sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
+               " ".join(card.tags), card.card, card.body)
     for position, source in enumerate(sources):
         for term in text.terms(source):
             counts.setdefault(term, [0, 0, 0, 0])[position] += 1
@@ -115,252 +112,6 @@ def _problem_tuple(problem: Problem) -> tuple[Any, ...]:
 
 def _problem(row: tuple[Any, ...]) -> Problem:
     return Problem(row[0], row[1], row[2], row[3], row[4])
-
-
-class CompiledIndex:
-    """The loaded index: the hot part in `self.data`; the cold part loaded on demand."""
-
-    def __init__(self, data: dict[str, Any], cold: dict[str, Any] | None = None,
-                 cold_path: str | None = None) -> None:
-        self.data = data
-        self._cold = cold
-        self._cold_path = cold_path
-        self._cards: dict[int, Card] = {}
-        self._regex: dict[int, Any] = {}
-
-    # --- what the router and the hook read (hot) -------------------------------------
-    @property
-    def active(self) -> list[int]:
-        """Slots holding a routable card, in dependency order."""
-        return self.data["order"]
-
-    def row(self, slot: int) -> tuple[Any, ...]:
-        return self.data["rows"][slot]
-
-    def slot_of(self, card_id: str) -> int | None:
-        return self.data["ids"].get(card_id)
-
-    def body(self, slot: int) -> str:
-        """A card's body: read from its file by offset (the hot path), else from the cold
-        index."""
-        row = self.row(slot)
-        start, end = row[C_BODY_SPAN]
-        if start >= 0:
-            try:
-                body = read_text(row[C_PATH])[start:end]
-                if len(body) == end - start:
-                    return body
-            except (OSError, UnicodeDecodeError):
-                pass
-        return self.cold()["slots"][slot][S_CARD][K_BODY]
-
-    def postings(self, term: str) -> tuple[array, array]:
-        """(slots, keys) for a term, most relevant first (see `decode_key`)."""
-        slots, keys = array("I"), array("H")
-        packed = self.data["postings"].get(term)
-        if packed:
-            slots.frombytes(packed[0])
-            keys.frombytes(packed[1])
-        return slots, keys
-
-    def compiled_glob(self, glob_index: int) -> Any:
-        pattern = self._regex.get(glob_index)
-        if pattern is None:
-            import re
-
-            pattern = self._regex[glob_index] = re.compile(self.data["globs"][glob_index][1])
-        return pattern
-
-    # --- whole cards and problems (cold) ---------------------------------------------
-    def cold(self) -> dict[str, Any]:
-        if self._cold is None:
-            loaded = _read(self._cold_path) if self._cold_path else None
-            if loaded is None or loaded.get("roots") != self.data["roots"]:
-                raise RuntimeError("the cold index is missing; rebuild with load_or_build")
-            self._cold = loaded
-        return self._cold
-
-    @property
-    def problems(self) -> list[Problem]:
-        return [_problem(p) for p in self.cold()["problems"]]
-
-    @property
-    def error_count(self) -> int:
-        return int(self.data.get("errors", 0))
-
-    def card(self, slot: int) -> Card:
-        cached = self._cards.get(slot)
-        if cached is None:
-            row = self.row(slot)
-            cached = self._cards[slot] = card_from_tuple(
-                row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], self.body(slot))
-        return cached
-
-    def all_cards(self) -> list[Card]:
-        return [self.card(slot) for slot in self.active]
-
-
-def index_path(workspace_key: str) -> str:
-    return os.path.join(paths.state_dir_str(), "index", f"{workspace_key}.idx")
-
-
-def _cold_path(hot_path: str) -> str:
-    return hot_path[: -len(".idx")] + ".full"
-
-
-def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
-    return [list(r) for r in roots] + [["follow", str(follow)]]
-
-
-def _read(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return None
-    try:
-        # loads(read()) rather than load(handle): marshal.load reads a file in tiny pieces.
-        data = marshal.loads(raw)
-    except (EOFError, ValueError, TypeError) as exc:
-        _set_aside(path, f"unreadable index: {type(exc).__name__}")
-        return None
-    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT or data.get("py") != _PY:
-        return None
-    return data
-
-
-def _set_aside(path: str, reason: str) -> None:
-    from engram import log
-
-    try:
-        os.replace(path, path + ".corrupt")
-    except OSError:
-        pass
-    log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")
-
-
-def _write(path: str, data: dict[str, Any]) -> None:
-    from engram import fileio
-
-    try:
-        fileio.atomic_write_bytes(path, marshal.dumps(data), durable=False)
-    except OSError:
-        # A read-only or full state dir costs speed, never correctness: route from memory.
-        pass
-
-
-def _empty_cold(roots_sig: list[Any]) -> dict[str, Any]:
-    return {"format": INDEX_FORMAT, "py": _PY, "roots": roots_sig, "slots": [], "files": {},
-            "free": [], "scan_problems": [], "problems": [], "postings": {},
-            "avg_used": [1.0, 1.0, 1.0, 1.0]}
-
-
-def _is_fresh(hot: dict[str, Any], found: list[Any], scan_problems: list[Problem]) -> bool:
-    stats = hot["stat"]
-    if len(found) != len(stats):
-        return False
-    for entry in found:
-        known = stats.get(entry.path)
-        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size \
-                or known[3] != entry.root:
-            return False
-    return [_problem_tuple(p) for p in scan_problems] == hot["scan_problems"]
-
-
-def check(hot: dict[str, Any] | None, roots: list[tuple[str, str]], follow_symlinks: bool = False,
-          allowed_parents: tuple[str, ...] = ()) -> bool:
-    """The freshness check alone: True when `hot` (a loaded `.idx`) still describes every card
-    file under `roots` (stat only; nothing is read or parsed)."""
-    from engram import store
-
-    if hot is None or hot.get("roots") != _roots_signature(roots, follow_symlinks):
-        return False
-    return _is_fresh(hot, *store.scan(roots, follow_symlinks, allowed_parents))
-
-
-def build(roots: list[tuple[str, str]], follow_symlinks: bool = False,
-          allowed_parents: tuple[str, ...] = (), previous: dict[str, Any] | None = None,
-          found: Any = None) -> tuple[dict[str, Any], bool]:
-    """Bring the cold index `previous` (or an empty one) up to date with the files under
-    `roots`. Returns (cold data, changed)."""
-    from engram import store
-
-    roots_sig = _roots_signature(roots, follow_symlinks)
-    if previous is None or previous.get("roots") != roots_sig:
-        previous = _empty_cold(roots_sig)
-    data = previous
-    if found is None:
-        found = store.scan(roots, follow_symlinks, allowed_parents)
-    files_found, scan_problems = found
-    files: dict[str, int] = data["files"]
-    slots: list[Any] = data["slots"]
-    seen: set[str] = set()
-    changed = False
-    touched_slots: list[int] = []
-    for entry in files_found:
-        seen.add(entry.path)
-        slot = files.get(entry.path)
-        old = slots[slot] if slot is not None else None
-        if old is not None and old[S_MTIME] == entry.mtime_ns and old[S_SIZE] == entry.size \
-                and old[S_ROOT] == entry.root:
-            continue
-        raw: bytes | None = None
-        if old is not None and entry.size <= store.MAX_CARD_BYTES:
-            try:
-                with open(entry.path, "rb") as handle:
-                    raw = handle.read(store.MAX_CARD_BYTES + 1)
-            except OSError:
-                raw = None
-            if raw is not None and store.content_hash(raw) == old[S_HASH] and old[S_ROOT] == entry.root:
-                slots[slot] = (old[S_PATH], old[S_ROOT], entry.mtime_ns, entry.size, old[S_HASH],
-                               old[S_CARD], old[S_PROBLEMS], old[S_TERMS], old[S_SECRET])
-                changed = True
-                continue
-        card, problems, digest = store.load_file(entry, raw)
-        terms = _field_terms(card) if card is not None else {}
-        new_slot = (entry.path, entry.root, entry.mtime_ns, entry.size, digest,
-                    _card_tuple(card) if card is not None else None,
-                    [_problem_tuple(p) for p in problems], terms, _holds_secret(card))
-        if slot is None:
-            slot = data["free"].pop() if data["free"] else len(slots)
-            if slot == len(slots):
-                slots.append(None)
-            files[entry.path] = slot
-        else:
-            _remove_postings(data, slot, slots[slot][S_TERMS])
-        slots[slot] = new_slot
-        touched_slots.append(slot)
-        changed = True
-    for path in [p for p in files if p not in seen]:
-        slot = files.pop(path)
-        _remove_postings(data, slot, slots[slot][S_TERMS])
-        slots[slot] = None
-        data["free"].append(slot)
-        changed = True
-    if "avg_used" not in data or not data["postings"]:
-        data["avg_used"] = _averages(slots)
-    _add_postings(data, [(slot, slots[slot][S_TERMS]) for slot in touched_slots])
-    current = _averages(slots)
-    if any(abs(c - u) > AVG_DRIFT * u for c, u in zip(current, data["avg_used"])):
-        _rebuild_postings(data)
-    scan_rows = [_problem_tuple(p) for p in scan_problems]
-    if scan_rows != data["scan_problems"]:
-        data["scan_problems"] = scan_rows
-        changed = True
-    if changed or "hot" not in data:
-        _derive(data)
-    return data, changed
-
-
-# Postings are impact-ordered: for each term, two packed arrays of equal length, the slots
-# (uint32) and their keys (uint16, ascending). key = 65535 - (quantized BM25F impact << 2 | best
-# field), so the most relevant cards come first and a query can stop after the top few hundred
-# postings of a common term. Impacts use the field-length averages of the last full build
-# (`avg_used`); they are recomputed when the averages drift.
-IMPACT_LEVELS: Final = 16383
-AVG_DRIFT: Final = 0.25
 
 
 def _slot_lengths(terms: dict[str, list[int]]) -> list[int]:
@@ -396,161 +147,447 @@ def _posting_key(counts: list[int], lengths: list[int], averages: list[float]) -
 
 
 def decode_key(key: int) -> tuple[float, int]:
-    """(impact in [0, 1), best field index) of a posting key."""
+    """(impact in [0, 1), field code) of a posting key."""
     packed = 65535 - key
     return (packed >> 2) / IMPACT_LEVELS, packed & 3
 
 
-def _remove_postings(data: dict[str, Any], slot: int, terms: dict[str, list[int]]) -> None:
-    postings = data["postings"]
-    for term in terms:
-        packed = postings.get(term)
-        if not packed:
-            continue
+class _Light:
+    """What resolution and ordering read of a card: cheaper than a Card at 10,000 cards."""
+
+    __slots__ = ("id", "depends_on", "root", "path", "slot")
+
+    def __init__(self, card_id: str, depends_on: tuple, root: str, path: str, slot: int) -> None:
+        self.id, self.depends_on, self.root, self.path, self.slot = card_id, depends_on, root, path, slot
+
+
+class CompiledIndex:
+    """An open index. Reads go to SQLite on demand and are memoized for this process."""
+
+    def __init__(self, db: Any, meta: dict[str, Any]) -> None:
+        self.db = db
+        self._meta = meta
+        self._rows: dict[int, tuple[Any, ...] | None] = {}
+        self._cards: dict[int, Card] = {}
+        self._regex: dict[int, Any] = {}
+        self._active: set[int] | None = None
+        self.data = _MetaView(self)
+
+    def meta(self, key: str) -> Any:
+        if key not in self._meta:
+            found = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            self._meta[key] = marshal.loads(found[0]) if found else None
+        return self._meta[key]
+
+    # --- what the router and the hook read ---------------------------------------------
+    @property
+    def active(self) -> list[int]:
+        """Slots holding a routable card, in dependency order."""
+        return self.meta("order") or []
+
+    def is_active(self, slot: int) -> bool:
+        if self._active is None:
+            self._active = set(self.active)
+        return slot in self._active
+
+    def row(self, slot: int) -> tuple[Any, ...]:
+        if slot not in self._rows:
+            found = self.db.execute("SELECT row FROM cards WHERE slot = ?", (slot,)).fetchone()
+            self._rows[slot] = marshal.loads(found[0]) if found and found[0] else None
+        row = self._rows[slot]
+        if row is None:
+            raise KeyError(slot)
+        return row
+
+    def rows(self, slots: Iterable[int]) -> None:
+        """Fetch many rows at once (one query) into the memo."""
+        wanted = [s for s in slots if s not in self._rows]
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for slot, blob in self.db.execute(
+                    f"SELECT slot, row FROM cards WHERE slot IN ({marks})", chunk):
+                self._rows[slot] = marshal.loads(blob) if blob else None
+
+    def slot_of(self, card_id: str) -> int | None:
+        return (self.meta("ids") or {}).get(card_id)
+
+    def body(self, slot: int) -> str:
+        """A card's body: read from its file by offset (no database read), else stored."""
+        row = self.row(slot)
+        start, end = row[C_BODY_SPAN]
+        if start >= 0:
+            try:
+                body = read_text(row[C_PATH])[start:end]
+                if len(body) == end - start:
+                    return body
+            except (OSError, UnicodeDecodeError):
+                pass
+        found = self.db.execute("SELECT card FROM cards WHERE slot = ?", (slot,)).fetchone()
+        return marshal.loads(found[0])[K_BODY]
+
+    def postings(self, term: str) -> tuple[array, array]:
+        """(slots, keys) for a term, most relevant first (see `decode_key`)."""
         slots, keys = array("I"), array("H")
-        slots.frombytes(packed[0])
-        keys.frombytes(packed[1])
+        found = self.db.execute("SELECT slots, keys FROM postings WHERE term = ?",
+                                (term,)).fetchone()
+        if found:
+            slots.frombytes(found[0])
+            keys.frombytes(found[1])
+        return slots, keys
+
+    def tags_for(self, term: str) -> list[tuple[int, str, tuple[str, ...]]]:
+        """(slot, tag, tag terms) of the tags whose first term is `term`."""
+        return [(slot, tag, tuple(marshal.loads(terms))) for slot, tag, terms in self.db.execute(
+            "SELECT slot, tag, terms FROM tags WHERE term = ?", (term,))]
+
+    def compiled_glob(self, glob_index: int) -> Any:
+        pattern = self._regex.get(glob_index)
+        if pattern is None:
+            import re
+
+            pattern = self._regex[glob_index] = re.compile(self.meta("globs")[glob_index][1])
+        return pattern
+
+    # --- whole cards and problems -------------------------------------------------------
+    @property
+    def problems(self) -> list[Problem]:
+        return [_problem(p) for p in self.meta("problems") or []]
+
+    @property
+    def error_count(self) -> int:
+        return int(self.meta("errors") or 0)
+
+    def card(self, slot: int) -> Card:
+        cached = self._cards.get(slot)
+        if cached is None:
+            row = self.row(slot)
+            cached = self._cards[slot] = card_from_tuple(
+                row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], self.body(slot))
+        return cached
+
+    def all_cards(self) -> list[Card]:
+        self.rows(self.active)
+        return [self.card(slot) for slot in self.active]
+
+
+class _MetaView:
+    """`index.data[key]`: the stored derived values, read on first use."""
+
+    def __init__(self, index: CompiledIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._index.meta(key)
+        if value is None and key in ("always", "secret_slots", "order", "globs"):
+            return []
+        if value is None and key in ("buckets", "ids"):
+            return {}
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._index.meta(key)
+        return default if value is None else value
+
+
+def index_path(workspace_key: str) -> str:
+    return os.path.join(paths.state_dir_str(), "index", f"{workspace_key}.sqlite")
+
+
+def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
+    return [list(r) for r in roots] + [["follow", str(follow)]]
+
+
+def _set_aside(path: str, reason: str) -> None:
+    from engram import log
+
+    for suffix in ("", "-wal", "-shm"):
         try:
-            position = slots.index(slot)
-        except ValueError:
-            continue
-        del slots[position]
-        del keys[position]
-        if slots:
-            postings[term] = (slots.tobytes(), keys.tobytes())
-        else:
-            del postings[term]
+            os.replace(path + suffix, path + ".corrupt" + suffix)
+        except OSError:
+            pass
+    log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")
 
 
-def _add_postings(data: dict[str, Any], slots: list[tuple[int, dict[str, list[int]]]]) -> None:
-    """Add many slots' terms at once: each term's postings are re-sorted once."""
-    averages = data["avg_used"]
-    additions: dict[str, list[tuple[int, int]]] = {}
-    for slot, terms in slots:
+def _connect(path: str) -> Any:
+    import sqlite3
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                         check_same_thread=False)
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return db
+
+
+def _open(path: str) -> Any:
+    """An open database with engram's schema; a file that is not one is set aside."""
+    import sqlite3
+
+    try:
+        db = _connect(path)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != INDEX_FORMAT:
+            db.close()
+            if os.path.exists(path):
+                _set_aside(path, f"format {version} is not {INDEX_FORMAT}")
+            db = _connect(path)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.executescript(_SCHEMA)
+            db.execute(f"PRAGMA user_version = {INDEX_FORMAT}")
+        return db
+    except sqlite3.DatabaseError as exc:
+        _set_aside(path, f"{type(exc).__name__}")
+        db = _connect(path)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.executescript(_SCHEMA)
+        db.execute(f"PRAGMA user_version = {INDEX_FORMAT}")
+        return db
+
+
+def _memory_db() -> Any:
+    """A throw-away index when the state dir cannot hold one: slower, never wrong."""
+    import sqlite3
+
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.executescript(_SCHEMA)
+    db.execute(f"PRAGMA user_version = {INDEX_FORMAT}")
+    return db
+
+
+def _read_meta(db: Any, keys: Iterable[str]) -> dict[str, Any]:
+    wanted = list(keys)
+    marks = ",".join("?" * len(wanted))
+    return {key: marshal.loads(value) for key, value in
+            db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", wanted)}
+
+
+def _write_meta(db: Any, values: dict[str, Any]) -> None:
+    db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                   [(key, marshal.dumps(value)) for key, value in values.items()])
+
+
+def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
+              scan_problems: list[Problem]) -> bool:
+    if meta.get("py") != _PY or meta.get("roots") != roots_sig:
+        return False
+    stats = meta.get("stat")
+    if stats is None or len(found) != len(stats):
+        return False
+    for entry in found:
+        known = stats.get(entry.path)
+        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size \
+                or known[3] != entry.root:
+            return False
+        if known[4] and os.access(entry.path, os.R_OK):
+            return False
+    return [_problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
+
+
+def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool = False,
+          allowed_parents: tuple[str, ...] = ()) -> bool:
+    """The freshness check alone: True when the stored index still describes every card file
+    under `roots` (stat only; nothing is read or parsed)."""
+    from engram import store
+
+    db = _open(db_or_path) if isinstance(db_or_path, str) else db_or_path
+    meta = _read_meta(db, ("py", "roots", "stat", "scan_problems"))
+    found, scan_problems = store.scan(roots, follow_symlinks, allowed_parents)
+    return _is_fresh(meta, _roots_signature(roots, follow_symlinks), found, scan_problems)
+
+
+def _averages(db: Any) -> list[float]:
+    found = db.execute("SELECT AVG(len0), AVG(len1), AVG(len2), AVG(len3) FROM cards "
+                       "WHERE card IS NOT NULL").fetchone()
+    return [max(float(value or 0.0), 1.0) for value in found]
+
+
+def _update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
+                     added: dict[int, dict[str, list[int]]], averages: list[float]) -> None:
+    """Remove `removed` slots' terms and add `added` slots' terms; each touched term's postings
+    are read and rewritten once."""
+    changes: dict[str, list[tuple[int, int]]] = {}
+    dropped: dict[str, set[int]] = {}
+    for slot, terms in removed.items():
+        for term in terms:
+            dropped.setdefault(term, set()).add(slot)
+    for slot, terms in added.items():
         lengths = _slot_lengths(terms)
         for term, counts in terms.items():
-            additions.setdefault(term, []).append((_posting_key(counts, lengths, averages), slot))
-    postings = data["postings"]
-    for term, added in additions.items():
-        packed = postings.get(term)
-        if packed:
+            changes.setdefault(term, []).append((_posting_key(counts, lengths, averages), slot))
+    writes: list[tuple[str, bytes, bytes]] = []
+    deletes: list[tuple[str]] = []
+    for term in set(changes) | set(dropped):
+        merged = list(changes.get(term, ()))
+        found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
+        if found:
             old_slots, old_keys = array("I"), array("H")
-            old_slots.frombytes(packed[0])
-            old_keys.frombytes(packed[1])
-            added.extend(zip(old_keys, old_slots))
-        added.sort()
-        postings[term] = (array("I", [s for _, s in added]).tobytes(),
-                          array("H", [k for k, _ in added]).tobytes())
-
-
-def _averages(slots: list[Any]) -> list[float]:
-    totals = [0, 0, 0, 0]
-    live = 0
-    for entry in slots:
-        if entry is None or entry[S_CARD] is None:
+            old_slots.frombytes(found[0])
+            old_keys.frombytes(found[1])
+            gone = dropped.get(term, set())
+            merged.extend((k, s) for k, s in zip(old_keys, old_slots) if s not in gone)
+        if not merged:
+            deletes.append((term,))
             continue
-        live += 1
-        for position, value in enumerate(_slot_lengths(entry[S_TERMS])):
-            totals[position] += value
-    return [max(total / max(live, 1), 1.0) for total in totals]
+        merged.sort()
+        writes.append((term, array("I", [s for _, s in merged]).tobytes(),
+                       array("H", [k for k, _ in merged]).tobytes()))
+    db.executemany("DELETE FROM postings WHERE term = ?", deletes)
+    db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
 
 
-def _rebuild_postings(data: dict[str, Any]) -> None:
-    data["avg_used"] = _averages(data["slots"])
-    data["postings"] = {}
-    _add_postings(data, [(slot, entry[S_TERMS]) for slot, entry in enumerate(data["slots"])
-                         if entry is not None])
+def _rebuild_postings(db: Any, averages: list[float]) -> None:
+    db.execute("DELETE FROM postings")
+    added = {slot: marshal.loads(blob) for slot, blob in
+             db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
+    _update_postings(db, {}, added, averages)
 
 
-def _derive(data: dict[str, Any]) -> None:
-    """Everything that depends on all cards at once: resolution, order, lengths, globs; and
-    the hot part a hook loads."""
-    from engram import globs, store
+def _refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
+             scan_problems: list[Problem], meta: dict[str, Any]) -> None:
+    """Bring the database up to date with `found`, inside one write transaction."""
+    from engram import store
 
-    slots = data["slots"]
-    cards: list[Card] = []
-    slot_of_path: dict[str, int] = {}
-    problems: list[tuple[Any, ...]] = list(data["scan_problems"])
-    for slot, entry in enumerate(slots):
-        if entry is None:
+    known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
+             in (meta.get("stat") or {}).items()}
+    if meta.get("roots") != _roots_signature(roots, follow) or meta.get("py") != _PY:
+        db.execute("DELETE FROM cards")
+        db.execute("DELETE FROM postings")
+        db.execute("DELETE FROM tags")
+        db.execute("DELETE FROM meta")
+        known = {}
+    averages = meta.get("avg_used") if known else None
+    removed: dict[int, dict[str, list[int]]] = {}
+    added: dict[int, dict[str, list[int]]] = {}
+    seen: set[str] = set()
+    next_slot = (db.execute("SELECT MAX(slot) FROM cards").fetchone()[0] or 0) + 1
+    pending: list[tuple[Any, ...]] = []
+    for entry in found:
+        seen.add(entry.path)
+        old = known.get(entry.path)
+        if old is not None and old[1] == entry.mtime_ns and old[2] == entry.size \
+                and old[3] == entry.root and not (old[4] and os.access(entry.path, os.R_OK)):
             continue
-        problems.extend(entry[S_PROBLEMS])
-        if entry[S_CARD] is not None:
-            cards.append(card_from_tuple(entry[S_CARD], entry[S_CARD][K_BODY]))
-            slot_of_path[entry[S_PATH]] = slot
-    root_rank = {root[0]: rank for rank, root in enumerate(data["roots"])}
-    cards.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
-    kept, resolve_problems = store.resolve(cards)
+        raw: bytes | None = None
+        if old is not None and entry.size <= store.MAX_CARD_BYTES and not old[4]:
+            try:
+                with open(entry.path, "rb") as handle:
+                    raw = handle.read(store.MAX_CARD_BYTES + 1)
+            except OSError:
+                raw = None
+            if raw is not None:
+                stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
+                if stored and stored[0] == store.content_hash(raw):
+                    db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
+                               (entry.mtime_ns, entry.size, old[0]))
+                    continue
+        card, problems, digest = store.load_file(entry, raw)
+        slot = old[0] if old is not None else next_slot
+        if old is None:
+            next_slot += 1
+        else:
+            previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
+            if previous and previous[0]:
+                removed[slot] = marshal.loads(previous[0])
+        terms = _field_terms(card) if card is not None else {}
+        if card is not None:
+            added[slot] = terms
+        # A file engram could not read is retried once it becomes readable (chmod changes no
+        # mtime), see _is_fresh.
+        unreadable = card is None and any(p.code == "unreadable" for p in problems)
+        row = None
+        if card is not None:
+            try:
+                span = _body_span(read_text(entry.path), card.body)
+            except (OSError, UnicodeDecodeError):
+                span = (-1, -1)
+            row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
+        pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
+                        marshal.dumps(_card_tuple(card)) if card is not None else None, row,
+                        marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
+                        int(_holds_secret(card)), *_slot_lengths(terms), int(unreadable)))
+    db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
+                   "terms, problems, secret, len0, len1, len2, len3) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [p[:15] for p in pending])
+    retry = {p[1] for p in pending if p[15]}
+    for path in [p for p in known if p not in seen]:
+        slot = known[path][0]
+        previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
+        if previous and previous[0]:
+            removed[slot] = marshal.loads(previous[0])
+        db.execute("DELETE FROM cards WHERE slot = ?", (slot,))
+    if averages is None:
+        averages = _averages(db)
+        _rebuild_postings(db, averages)
+    else:
+        _update_postings(db, removed, added, averages)
+        current = _averages(db) if (removed or added) else averages
+        if any(abs(c - u) > AVG_DRIFT * u for c, u in zip(current, averages)):
+            averages = current
+            _rebuild_postings(db, averages)
+    _derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added))
+
+
+def _derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: list[Problem],
+            averages: list[float], retry: set[str], changed_slots: set[int]) -> None:
+    """Everything that depends on all cards at once: resolution, order, globs, tags, stats."""
+    from engram import globs, store, text
+
+    lights: list[_Light] = []
+    problems: list[tuple[Any, ...]] = [_problem_tuple(p) for p in scan_problems]
+    stat: dict[str, tuple[Any, ...]] = {}
+    catalog: dict[int, tuple[Any, ...]] = {}
+    for slot, path, root, mtime, size, row_blob, problem_blob, secret in db.execute(
+            "SELECT slot, path, root, mtime, size, row, problems, secret FROM cards"):
+        stat[path] = (slot, mtime, size, root, int(path in retry))
+        problems.extend(tuple(p) for p in marshal.loads(problem_blob))
+        if row_blob is not None:
+            row = marshal.loads(row_blob)
+            catalog[slot] = (row, secret)
+            lights.append(_Light(row[C_ID], tuple(row[C_DEPENDS]), root, path, slot))
+    root_rank = {root: rank for rank, (root, _scope) in enumerate(roots)}
+    lights.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
+    kept, resolve_problems = store.resolve(lights)  # type: ignore[arg-type]
     problems.extend(_problem_tuple(p) for p in resolve_problems)
-    order = store.dependency_order(kept)
-    by_id = {card.id: card for card in kept}
-    ids = {card_id: slot_of_path[by_id[card_id].path] for card_id in order}
-    rows: list[Any] = [None] * len(slots)
-    spans = data.setdefault("spans", {})
-    tag_index: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
-    from engram import text
-
-    for card_id in order:
-        for tag in by_id[card_id].tags:
-            tag_terms = tuple(text.terms(tag))
-            if tag_terms:
-                tag_index.setdefault(tag_terms[0], []).append((ids[card_id], tag, tag_terms))
-    for card_id in order:
-        slot = ids[card_id]
-        entry = slots[slot]
-        span_key = (entry[S_PATH], entry[S_HASH])
-        span = spans.get(span_key)
-        if span is None:
-            span = spans[span_key] = _body_span(by_id[card_id])
-        rows[slot] = _light_row(entry[S_CARD], span)
-    live_keys = {(e[S_PATH], e[S_HASH]) for e in slots if e is not None}
-    for key in [k for k in spans if k not in live_keys]:
-        del spans[key]
+    order_ids = store.dependency_order(kept)  # type: ignore[arg-type]
+    by_id = {light.id: light for light in kept}
+    ids = {card_id: by_id[card_id].slot for card_id in order_ids}
+    order = [ids[card_id] for card_id in order_ids]
     glob_rows: list[tuple[int, str, str]] = []
     buckets: dict[str, list[int]] = {}
-    for card_id in order:
-        card = by_id[card_id]
-        slot = ids[card_id]
-        for pattern in card.applies_to:
+    for slot in order:
+        for pattern in catalog[slot][0][C_APPLIES]:
             try:
                 regex = globs.translate(pattern)
                 keys = globs.bucket_keys(pattern)
             except (globs.GlobError, ValueError):
                 continue  # reported by lint; an uncompilable glob matches nothing
-            glob_index = len(glob_rows)
-            glob_rows.append((slot, regex, pattern))
             for key in keys:
-                buckets.setdefault(key, []).append(glob_index)
-    data["problems"] = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
-    data["hot"] = {
-        "format": INDEX_FORMAT, "py": _PY, "roots": data["roots"],
-        "stat": {e[S_PATH]: (slot, e[S_MTIME], e[S_SIZE], e[S_ROOT])
-                 for slot, e in enumerate(slots) if e is not None},
-        "scan_problems": data["scan_problems"],
-        "rows": rows,
-        "ids": ids,
-        "order": [ids[card_id] for card_id in order],
-        "always": [ids[c] for c in order if by_id[c].always],
-        "secret_slots": [ids[c] for c in order if slots[ids[c]][S_SECRET]],
-        "postings": data["postings"],
-        "tags": tag_index,
-        "globs": glob_rows,
-        "buckets": buckets,
-        "errors": sum(1 for p in data["problems"] if p[2] == "error"),
-    }
-    live = sum(1 for entry in slots if entry is not None)
-    if slots and len(data["free"]) > _COMPACT_RATIO * max(live, 1) and len(data["free"]) > 64:
-        _compact(data)
-
-
-def _compact(data: dict[str, Any]) -> None:
-    """Renumber slots once many are empty, so postings stay short."""
-    new_slots = [entry for entry in data["slots"] if entry is not None]
-    data["slots"] = new_slots
-    data["free"] = []
-    data["files"] = {entry[S_PATH]: index for index, entry in enumerate(new_slots)}
-    _rebuild_postings(data)
-    _derive(data)
+                buckets.setdefault(key, []).append(len(glob_rows))
+            glob_rows.append((slot, regex, pattern))
+    stale = [(slot,) for slot in changed_slots] + [
+        (slot,) for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")
+        if slot not in catalog]
+    db.executemany("DELETE FROM tags WHERE slot = ?", stale)
+    fresh_tags = []
+    tagged = {slot for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")}
+    for slot, (row, _secret) in catalog.items():
+        if slot in tagged:
+            continue
+        for tag in row[C_TAGS]:
+            tag_terms = tuple(text.terms(tag))
+            if tag_terms:
+                fresh_tags.append((tag_terms[0], slot, tag, marshal.dumps(tag_terms)))
+    db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
+    problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
+    _write_meta(db, {
+        "py": _PY, "roots": _roots_signature(roots, follow), "stat": stat,
+        "scan_problems": [_problem_tuple(p) for p in scan_problems], "avg_used": averages,
+        "order": order, "ids": ids,
+        "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],
+        "secret_slots": [slot for slot in order if catalog[slot][1]],
+        "globs": glob_rows, "buckets": buckets, "problems": problems,
+        "errors": sum(1 for p in problems if p[2] == "error"),
+    })
 
 
 def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
@@ -559,21 +596,46 @@ def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
 
 def _load(path: str, roots: list[tuple[str, str]], follow: bool,
           allowed_parents: tuple[str, ...]) -> CompiledIndex:
+    import sqlite3
+
     from engram import store
 
     roots_sig = _roots_signature(roots, follow)
-    cold_path = _cold_path(path)
-    hot = _read(path)
-    found = store.scan(roots, follow, allowed_parents)
-    if hot is not None and hot.get("roots") == roots_sig and _is_fresh(hot, *found):
-        return CompiledIndex(hot, cold_path=cold_path)
-    previous = _read(cold_path)
-    cold, changed = build(roots, follow, allowed_parents, previous, found)
-    if changed or previous is None or hot is None or hot.get("roots") != roots_sig:
-        _write(cold_path, {k: v for k, v in cold.items() if k != "hot"})
-        _write(path, cold["hot"])
-    return CompiledIndex(cold["hot"], cold={k: v for k, v in cold.items() if k != "hot"},
-                         cold_path=cold_path)
+    found, scan_problems = store.scan(roots, follow, allowed_parents)
+    try:
+        db = _open(path)
+        meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
+                               "secret_slots"))
+    except (sqlite3.Error, OSError) as exc:
+        from engram import log
+
+        log.note(f"index {os.path.basename(path)} unusable ({type(exc).__name__}); "
+                 "routing from memory")
+        db, meta = _memory_db(), {}
+    if _is_fresh(meta, roots_sig, found, scan_problems):
+        return CompiledIndex(db, meta)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        # Another process may have refreshed while this one waited for the write lock.
+        meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
+        if not _is_fresh(meta, roots_sig, found, scan_problems):
+            _refresh(db, roots, follow, found, scan_problems, meta)
+        db.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        # A read-only or full state dir costs speed, never correctness: route from memory.
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        from engram import log
+
+        log.note(f"index {os.path.basename(path)} not writable ({type(exc).__name__}); "
+                 "routing from memory")
+        db = _memory_db()
+        db.execute("BEGIN")
+        _refresh(db, roots, follow, found, scan_problems, {})
+        db.execute("COMMIT")
+    return CompiledIndex(db, {})
 
 
 def load_or_build(workspace: "Workspace") -> CompiledIndex:

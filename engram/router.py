@@ -29,6 +29,9 @@ MIN_TEXT_SCORE: Final = 2.2
 # ... and must reach this share of the best text score in the same query (0.5: less than half
 # the best evidence is a tail match; tuned on a dev set, see docs/performance.md).
 RELATIVE_CUT: Final = 0.5
+# The store size MIN_TEXT_SCORE was tuned at (the smallest labelled set); smaller stores get a
+# proportionally lower bar (see min_text_score).
+REFERENCE_CARDS: Final = 24
 MAX_PATHS: Final = 256
 # Bounded work per query: the most relevant postings of each term, the first query terms.
 MAX_POSTINGS_PER_TERM: Final = 256
@@ -88,7 +91,7 @@ class _TextHits:
             self._score()
 
     def _score(self) -> None:
-        rows = self.index.data["rows"]
+        is_active = self.index.is_active
         count = len(self.index.active)
         scores, hits, strong = self.scores, self.hits, self.strong
         scores_get, hits_get = scores.get, hits.get
@@ -102,7 +105,7 @@ class _TextHits:
             bit = 1 << number
             for position in range(min(df, MAX_POSTINGS_PER_TERM)):
                 slot = slots[position]
-                if rows[slot] is None:
+                if not is_active(slot):
                     continue
                 packed = 65535 - keys[position]
                 scores[slot] = scores_get(slot, 0.0) + weight * (packed >> 2)
@@ -110,10 +113,9 @@ class _TextHits:
                 if packed & 3 != 3:
                     strong.add(slot)
         query_set = set(self.terms)
-        tag_index = self.index.data["tags"]
         for term in self.terms:
-            for slot, tag, tag_terms in tag_index.get(term, ()):
-                if rows[slot] is not None and all(t in query_set for t in tag_terms):
+            for slot, tag, tag_terms in self.index.tags_for(term):
+                if is_active(slot) and all(t in query_set for t in tag_terms):
                     found = self.tags.setdefault(slot, [])
                     if tag not in found:
                         found.append(tag)
@@ -158,6 +160,16 @@ def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> di
     return found
 
 
+def min_text_score(cards: int) -> float:
+    """MIN_TEXT_SCORE, scaled down for stores smaller than REFERENCE_CARDS: IDF, and with it
+    every text score, grows with the store, so a fixed bar would keep a new user's first few
+    cards from routing by text at all."""
+    def best_idf(count: int) -> float:
+        return math.log(1.0 + max(count - 0.5, 0.5) / 1.5)
+
+    return MIN_TEXT_SCORE * min(1.0, best_idf(max(cards, 1)) / best_idf(REFERENCE_CARDS))
+
+
 def route(index: CompiledIndex, query: Query) -> RouteResult:
     warnings: list[str] = []
     paths = list(dict.fromkeys(p for p in query.paths if p))
@@ -174,19 +186,23 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     for slot, reasons in path_hits.items():
         score = text_hits.scores.get(slot, 0.0)
         ranked[slot] = (PATH_SCORE + score, reasons + (text_hits.reasons(slot) if score else []))
+    threshold = min_text_score(len(index.active))
     eligible = {slot: score for slot, score in text_hits.scores.items()
-                if score >= MIN_TEXT_SCORE and text_hits.is_eligible(slot)}
-    if eligible:
-        best = max(eligible.values())
-        for slot, score in eligible.items():
-            if slot not in ranked and score >= RELATIVE_CUT * best:
-                ranked[slot] = (score, None)
+                if score >= threshold and text_hits.is_eligible(slot)}
+    best = max(eligible.values(), default=0.0)
+    for slot, score in text_hits.scores.items():
+        if slot in ranked:
+            continue
+        # An exact tag match always counts, however many cards share the tag.
+        if slot in text_hits.tags or (slot in eligible and score >= RELATIVE_CUT * best):
+            ranked[slot] = (score, None)
 
     def rank_key(item: tuple[int, tuple[float, list[Reason] | None]]) -> tuple[float, int, str]:
         slot, (score, _) = item
         row = index.row(slot)
         return (-round(score, 6), -row[C_PRIORITY], row[C_ID])
 
+    index.rows(ranked)  # one query for every candidate's row
     chosen = sorted(ranked.items(), key=rank_key)[: max(query.limit, 0)]
     selections: list[Selection] = []
     emitted: set[int] = set()
@@ -209,9 +225,12 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
         selections.append(Selection(slot, index.row(slot)[C_ID], round(score, 4), tuple(reasons)))
 
     if query.include_always:
+        chosen_slots = {slot for slot, _ in chosen}
         for slot in index.data["always"]:
-            if slot not in ranked:
-                emit(slot, 0.0, [Reason("always", "delivered at session start")])
+            if slot not in chosen_slots:  # an always card is never cut by the limit
+                score, reasons = ranked.get(slot, (0.0, []))
+                emit(slot, score, [Reason("always", "delivered at session start")]
+                     + explain(slot, reasons))
     for slot, (score, reasons) in chosen:
         reasons = explain(slot, reasons)
         if index.row(slot)[C_ALWAYS] and query.include_always:

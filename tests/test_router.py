@@ -100,10 +100,6 @@ def test_text_selection_carries_scores_in_rank_order(store: Path) -> None:
     assert all(score > 0 for score in scores)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engram/router.py route(): an exact tag adds TAG_BONUS (1.5) but selection still needs "
-    "MIN_TEXT_SCORE (2.2); when many cards share the tag its IDF is near 0, so a prompt that is "
-    "exactly the tag selects none of them (issue 2: an exact tag match always counts)"))
 def test_a_tag_shared_by_most_cards_still_counts(workspace: Path) -> None:
     """No negative IDF: a tag on 12 of 20 cards (df > N/2) still selects its cards."""
     mem = workspace / MEM
@@ -117,10 +113,6 @@ def test_a_tag_shared_by_most_cards_still_counts(workspace: Path) -> None:
     assert all(reasons(result, card_id)["tag"] == ["python"] for card_id in result.ids)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engram/router.py route(): an exact tag adds TAG_BONUS (1.5) but selection still needs "
-    "MIN_TEXT_SCORE (2.2); when many cards share the tag its IDF is near 0, so a prompt that is "
-    "exactly the tag selects none of them (issue 2: an exact tag match always counts)"))
 def test_a_tag_on_every_card_still_counts(workspace: Path) -> None:
     mem = workspace / MEM
     for n in range(10):
@@ -254,10 +246,6 @@ def test_limit_caps_the_ranked_cards(workspace: Path) -> None:
     assert len(route(workspace, "", ["src/x.py"]).ids) == router.DEFAULT_LIMIT
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engram/router.py route(): always cards are emitted only when they are not in `ranked`; an "
-    "always card that also matched the prompt but fell outside the limit is dropped, although "
-    "it is delivered for every other prompt"))
 def test_an_always_card_survives_the_limit(workspace: Path) -> None:
     mem = workspace / MEM
     fillers(mem)
@@ -272,10 +260,6 @@ def test_an_always_card_survives_the_limit(workspace: Path) -> None:
     assert "start" in route(workspace, "", ["src/x.py"], limit=2).ids
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engram/router.py: MIN_TEXT_SCORE is an absolute BM25 score while IDF grows with the store, "
-    "so in a small store (under ~20 cards) a prompt naming a card's title word for word selects "
-    "nothing; a new user's first cards do not route by text"))
 def test_a_small_store_routes_an_exact_title(workspace: Path) -> None:
     mem = workspace / MEM
     write_card(mem, "kites.md", "---\ntitle: Kite flying\n---\nHow we fly kites.\n")
