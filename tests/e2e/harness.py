@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -384,8 +384,6 @@ def run_problems(conversation: Conversation, *labels: str) -> list[str]:
             problems.append(f"run {label!r} exited {run.returncode}: {run.stderr.strip()[-600:]}")
     return problems
 
-
-Check = Callable[[], list[str]]
 
 
 # --------------------------------------------------------------------------- shared checks
