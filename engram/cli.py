@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path

@@ -14,7 +14,7 @@ from engram import fileio, log, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Final, Iterator
+    from typing import Any, Final
 
 CACHE_VERSION: Final = 1
 TTL_SECONDS: Final = 7 * 24 * 3600

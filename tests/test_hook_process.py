@@ -4,14 +4,13 @@ what the hook path needs, and lose nothing when 20 hooks run at once on one sess
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hookkit import CARDS, context, make_workspace, payload, run_process, sent_ids
+from hookkit import context, make_workspace, payload, run_process, sent_ids
 
 from engram import delivery, paths
 

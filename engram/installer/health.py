@@ -3,12 +3,10 @@ runtime saw firing (observed), kept apart because a perfect config can still nev
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from engram import paths
 from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.formats import FORMATS, Found, Ours, same_matcher
