@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 MAX_EXPANSIONS: Final = 1000  # Claude's own budget for expanded `paths:` patterns
 MAX_GLOB_CHARS: Final = 4096
+MAX_EXPANSION_WORK: Final = 1_000_000  # characters scanned while expanding one glob
 _WILDCARDS: Final = set("*?[")
 
 
@@ -81,8 +82,13 @@ def expand_braces(pattern: str, limit: int = MAX_EXPANSIONS) -> list[str]:
     Raises GlobError past `limit` expansions (a glob with thousands of braces)."""
     results = [pattern]
     done: list[str] = []
+    work = 0
     while results:
         current = results.pop()
+        work += len(current)
+        if work > MAX_EXPANSION_WORK:
+            # Thousands of nested or one-option groups: each step rescans the pattern.
+            raise GlobError("glob has too many brace groups to expand")
         start = _first_brace_group(current)
         if start is None:
             done.append(current)
@@ -153,6 +159,27 @@ def _split_brace_options(inner: str) -> list[str]:
     return options
 
 
+_STAR: Final = "[^/]*"
+_ATOMIC_OPEN: Final = "(?=(?P<a0>[^/]*?"
+_ATOMIC_CLOSE: Final = "))(?P=a0)"
+
+
+def _atomic_stars(out: list[str]) -> str:
+    """A segment with two or more `*` as a regex that cannot backtrack catastrophically:
+    `*a*a*a*b` read naively costs O(n^k) on a long name without `b`. Every `*` but the last
+    is taken to the earliest place where the fragment after it matches (the classic greedy
+    glob match, exact because each fragment is fixed-length), made atomic with a lookahead
+    and a backreference; `translate` numbers the groups."""
+    fragments: list[list[str]] = [[]]
+    for piece in out:
+        if piece is _STAR:
+            fragments.append([])
+        else:
+            fragments[-1].append(piece)
+    middle = "".join(_ATOMIC_OPEN + "".join(f) + _ATOMIC_CLOSE for f in fragments[1:-1])
+    return "".join(fragments[0]) + middle + _STAR + "".join(fragments[-1])
+
+
 def _translate_segment(segment: str) -> str:
     out: list[str] = []
     index = 0
@@ -165,7 +192,7 @@ def _translate_segment(segment: str) -> str:
         if char == "*":
             while index + 1 < len(segment) and segment[index + 1] == "*":
                 index += 1
-            out.append("[^/]*")
+            out.append(_STAR)
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
@@ -178,6 +205,8 @@ def _translate_segment(segment: str) -> str:
         else:
             out.append(re.escape(char))
         index += 1
+    if sum(1 for piece in out if piece is _STAR) >= 2:
+        return _atomic_stars(out)
     return "".join(out)
 
 
@@ -195,6 +224,8 @@ def _bracket(segment: str, start: int) -> tuple[str, int] | None:
     `-` is literal, `\\x` escapes, `[:alpha:]` style classes, a reversed range matches
     nothing."""
     index = start + 1
+    if segment.find("]", index + 1) < 0:
+        return None  # no `]` can close it (a `]` right after `[` is literal): skip the scan
     negate = segment[index:index + 1] in ("!", "^")
     if negate:
         index += 1
@@ -245,13 +276,15 @@ def translate_one(pattern: str) -> str:
     last = len(segments) - 1
     for position, segment in enumerate(segments):
         if segment == "**":
+            if position < last and segments[position + 1] == "**":
+                continue  # `**/**` is `**`; two in a row only add backtracking
             if position == last:
                 parts.append(".*")
             else:
                 parts.append("(?:[^/]+/)*")
             continue
         parts.append(_translate_segment(segment) + ("" if position == last else "/"))
-    return "".join(parts)
+    return _number_groups("".join(parts))
 
 
 def translate(glob: str) -> str:
@@ -260,8 +293,26 @@ def translate(glob: str) -> str:
         raise GlobError(f"glob is longer than {MAX_GLOB_CHARS} characters")
     alternatives = sorted({translate_one(p) for p in expand_braces(glob)})
     if len(alternatives) == 1:
-        return f"^(?:{alternatives[0]})$"
-    return "^(?:" + "|".join(f"(?:{a})" for a in alternatives) + ")$"
+        return _number_groups(f"^(?:{alternatives[0]})$")
+    return _number_groups("^(?:" + "|".join(f"(?:{a})" for a in alternatives) + ")$")
+
+
+_ATOMIC_NAMES: Final = re.compile(r"\(\?P<a\d+>|\(\?P=a\d+\)")
+
+
+def _number_groups(regex: str) -> str:
+    """Give each atomic group of `_atomic_stars` its own name (a name may occur once in a
+    regex). Glob text never yields these sequences: `(` and `?` in a glob come out escaped."""
+    count = 0
+
+    def name(match: "re.Match[str]") -> str:
+        nonlocal count
+        if match.group(0).startswith("(?P<"):
+            count += 1
+            return f"(?P<a{count}>"
+        return f"(?P=a{count})"
+
+    return _ATOMIC_NAMES.sub(name, regex)
 
 
 def bucket_keys(glob: str) -> list[str]:
@@ -304,7 +355,9 @@ def lint(glob: str) -> list[tuple[str, str]]:
                                "'\\*'?); write '**/*' style globs without backslashes"))
     if glob.endswith(".") and not glob.endswith(".."):
         found.append(("error", f"glob {glob!r} ends with '.', so it matches no file extension"))
-    if re.search(r"(?<![*/])_/|/_(?![\w.])", glob):
+    # Markdown turns `**/*` into `\*_/_` (emphasis): a segment that is `_`, ends in `*_` or
+    # starts with `_.`; real folder names such as `__tests__` are left alone.
+    if any(seg == "_" or seg.endswith("*_") or seg.startswith("_.") for seg in glob.split("/")):
         found.append(("warning", f"glob {glob!r} has '_' next to '/', which looks like a "
                                  "Markdown-mangled '**'"))
     if glob in MATCH_EVERYTHING:
