@@ -82,15 +82,34 @@ def prune(document: dict[str, Any], now: float, ttl: float = TTL_SECONDS,
             del entries[key]
 
 
+_TEXT_FIELDS: Final = ("host", "cwd", "session", "agent")
+_KEY_LISTS: Final = ("delivered", "last_routed")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_key_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(key, str) for key in value)
+
+
 def is_valid(document: Any) -> bool:
+    """The shape the hook relies on (schemas/delivery-cache.schema.json without the string
+    patterns): a cache that parses but holds, say, a string where a time belongs would
+    otherwise fail every later call, so it is set aside like a torn one."""
     if not isinstance(document, dict) or document.get("version") != CACHE_VERSION:
         return False
     entries = document.get("entries")
     if not isinstance(entries, dict):
         return False
     for entry in entries.values():
-        if not isinstance(entry, dict) or not isinstance(entry.get("delivered"), list) \
-                or not isinstance(entry.get("last_routed"), list):
+        if not isinstance(entry, dict) \
+                or not all(isinstance(entry.get(name), str) for name in _TEXT_FIELDS) \
+                or not all(_is_key_list(entry.get(name)) for name in _KEY_LISTS) \
+                or not isinstance(entry.get("start_done"), bool) \
+                or not _is_number(entry.get("created")) or not _is_number(entry.get("updated")) \
+                or ("slot" in entry and not _is_key_list(entry["slot"])):
             return False
     return True
 
