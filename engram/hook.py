@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from engram import delivery, delta, event as event_module, log, observed
+from engram import delivery, delta, event as event_module
 from engram.event import Event
 from engram.index import C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
 from engram.render import Item
@@ -238,6 +238,8 @@ class HookCall:
             return
         row = self.index.row(slot)
         delivery.mark_delivered(entry, [f"{row[C_ID]}@{row[C_HASH]}"], now)
+        from engram import log
+
         log.note(f"{self.event.host} {self.event.name} native rule loaded: {row[C_ID]}",
                  name="usage.log")
 
@@ -256,6 +258,8 @@ class HookCall:
                       if self.index.row(slot)[C_APPLIES]]
             native_rules.sync_rules(Path(rules_dir), scoped)
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
+            from engram import log
+
             log.note(f"native rule sync failed: {type(exc).__name__}: {exc}", name="hook.log")
 
     def _enqueue_session_end(self) -> None:
@@ -269,13 +273,15 @@ class HookCall:
                                   host=event.host, session=event.session,
                                   at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         except Exception as exc:  # noqa: BLE001
+            from engram import log
+
             log.note(f"session queue append failed: {type(exc).__name__}", name="hook.log")
 
 
 def handle(host_name: str, raw: bytes) -> str:
     """The hook's stdout for one payload. Raises on internal errors; the entry point turns
     any exception into the host's empty answer."""
-    from engram import hosts, workspace as workspace_module
+    from engram import hosts, observed, workspace as workspace_module
     from engram import index as index_module
 
     started = time.perf_counter()
@@ -293,7 +299,16 @@ def handle(host_name: str, raw: bytes) -> str:
         observed.record(host, event.name, 0)
         return "" if event.silent else empty_answer(shape)
     index = index_module.load_or_build(ws)
-    result = HookCall(host_def, event, ws, index).run()
+    try:
+        result = HookCall(host_def, event, ws, index).run()
+    except Exception as exc:  # noqa: BLE001 - only a damaged index is retried
+        if not index_module.is_damage(exc):
+            raise
+        # Torn pages show only when routing reads them; nothing was recorded (the delivery
+        # transaction writes nothing on an exception), so set the index aside and go again.
+        index.db.close()
+        index_module.set_aside(ws, f"damaged ({type(exc).__name__} while routing)")
+        result = HookCall(host_def, event, ws, index_module.load_or_build(ws)).run()
     text = "" if event.silent else encode(shape, event.name, result.text, result.action)
     observed.record(host, event.name, len(text.encode("utf-8")),
                     (time.perf_counter() - started) * 1000)

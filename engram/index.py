@@ -20,17 +20,18 @@ import sys
 from array import array
 
 from engram import paths
-from engram.card import Card
-from engram.problems import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from engram.card import Card
+    from engram.problems import Problem
     from typing import Any, Final, Iterable
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 8
+INDEX_FORMAT: Final = 9
 FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 IMPACT_LEVELS: Final = 16383
@@ -52,7 +53,7 @@ CREATE TABLE IF NOT EXISTS cards (
     len0 INTEGER DEFAULT 0, len1 INTEGER DEFAULT 0, len2 INTEGER DEFAULT 0,
     len3 INTEGER DEFAULT 0);
 CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, slots BLOB, keys BLOB);
-CREATE TABLE IF NOT EXISTS tags (term TEXT, slot INTEGER, tag TEXT, terms BLOB);
+CREATE TABLE IF NOT EXISTS tags (term TEXT, slot INTEGER, tag TEXT, terms TEXT);
 CREATE INDEX IF NOT EXISTS tags_term ON tags(term);
 CREATE INDEX IF NOT EXISTS tags_slot ON tags(slot);
 """
@@ -65,6 +66,8 @@ def _card_tuple(card: Card) -> tuple[Any, ...]:
 
 
 def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
+    from engram.card import Card
+
     return Card(id=row[K_ID], title=row[K_TITLE], card=row[K_CARD], type=row[K_TYPE],
                 tags=tuple(row[K_TAGS]), applies_to=tuple(row[K_APPLIES]), always=row[K_ALWAYS],
                 priority=row[K_PRIORITY], depends_on=tuple(row[K_DEPENDS]), format=row[K_FORMAT],
@@ -111,6 +114,8 @@ def _problem_tuple(problem: Problem) -> tuple[Any, ...]:
 
 
 def _problem(row: tuple[Any, ...]) -> Problem:
+    from engram.problems import Problem
+
     return Problem(row[0], row[1], row[2], row[3], row[4])
 
 
@@ -238,7 +243,7 @@ class CompiledIndex:
 
     def tags_for(self, term: str) -> list[tuple[int, str, tuple[str, ...]]]:
         """(slot, tag, tag terms) of the tags whose first term is `term`."""
-        return [(slot, tag, tuple(marshal.loads(terms))) for slot, tag, terms in self.db.execute(
+        return [(slot, tag, tuple(terms.split(" "))) for slot, tag, terms in self.db.execute(
             "SELECT slot, tag, terms FROM tags WHERE term = ?", (term,))]
 
     def compiled_glob(self, glob_index: int) -> Any:
@@ -319,16 +324,38 @@ def _connect(path: str) -> Any:
     return db
 
 
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
+def _has_foreign_header(path: str) -> bool:
+    """A file that is not an SQLite database at all (overwritten, truncated to garbage): caught
+    with one 16-byte read, before SQLite would serve pages from a stale write-ahead log."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return False
+    return bool(head) and head != _SQLITE_MAGIC
+
+
+def discard(path: str, reason: str) -> None:
+    """Set a damaged index aside (with its -wal and -shm files) so the next load rebuilds it."""
+    _set_aside(path, reason)
+
+
 def _open(path: str) -> Any:
     """An open database with engram's schema; a file that is not one is set aside."""
     import sqlite3
 
+    if _has_foreign_header(path):
+        _set_aside(path, "not an SQLite database")
     try:
+        existed = os.path.exists(path)
         db = _connect(path)
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version != INDEX_FORMAT:
             db.close()
-            if os.path.exists(path):
+            if existed:  # not the empty database connect() just created
                 _set_aside(path, f"format {version} is not {INDEX_FORMAT}")
             db = _connect(path)
             db.execute("PRAGMA journal_mode = WAL")
@@ -576,7 +603,7 @@ def _derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: 
         for tag in row[C_TAGS]:
             tag_terms = tuple(text.terms(tag))
             if tag_terms:
-                fresh_tags.append((tag_terms[0], slot, tag, marshal.dumps(tag_terms)))
+                fresh_tags.append((tag_terms[0], slot, tag, " ".join(tag_terms)))
     db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
     problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
     _write_meta(db, {
@@ -607,6 +634,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
         meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
                                "secret_slots"))
     except (sqlite3.Error, OSError) as exc:
+        if is_damage(exc):
+            raise  # load_or_build sets the file aside and builds afresh
         from engram import log
 
         log.note(f"index {os.path.basename(path)} unusable ({type(exc).__name__}); "
@@ -638,19 +667,53 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     return CompiledIndex(db, {})
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Does `exc` say the index file's contents are damaged (torn pages, a missing table, a
+    value that does not unmarshal or has the wrong shape), rather than locked, read-only or
+    full? Damage is not transient: the file is set aside and rebuilt, or every later call
+    would fail the same way."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        return str(exc).startswith(("no such table", "no such column"))
+    return isinstance(exc, (sqlite3.DatabaseError, ValueError, EOFError, TypeError, KeyError,
+                            IndexError, AttributeError))
+
+
+def _load_healing(path: str, roots: list[tuple[str, str]], follow: bool,
+                  allowed_parents: tuple[str, ...]) -> CompiledIndex:
+    try:
+        return _load(path, roots, follow, allowed_parents)
+    except Exception as exc:  # noqa: BLE001 - only damage is retried
+        if not is_damage(exc):
+            raise
+        _set_aside(path, f"damaged ({type(exc).__name__})")
+        return _load(path, roots, follow, allowed_parents)
+
+
+def workspace_index_path(workspace: "Workspace") -> str:
+    roots = roots_of(workspace)
+    explicit = any(root.scope == "explicit" for root in workspace.roots)
+    return index_path(workspace.key + ("-" + _roots_hash(roots) if explicit else ""))
+
+
+def set_aside(workspace: "Workspace", reason: str) -> None:
+    """Set the workspace's index aside (damage found while reading it); the next load builds
+    a new one."""
+    _set_aside(workspace_index_path(workspace), reason)
+
+
 def load_or_build(workspace: "Workspace") -> CompiledIndex:
     """The workspace's index, refreshed against the files on disk and saved when it changed."""
-    roots = roots_of(workspace)
     follow = bool(workspace.settings.get("security.follow_symlinks"))
-    explicit = any(root.scope == "explicit" for root in workspace.roots)
-    path = index_path(workspace.key + ("-" + _roots_hash(roots) if explicit else ""))
-    return _load(path, roots, follow, (workspace.location,))
+    return _load_healing(workspace_index_path(workspace), roots_of(workspace), follow,
+                         (workspace.location,))
 
 
 def load_roots(roots: "list[Path]", follow_symlinks: bool = False) -> CompiledIndex:
     """An index over explicit roots (`--root`), cached under a name derived from them."""
     pairs = [(os.path.realpath(os.fspath(p)), "explicit") for p in roots]
-    return _load(index_path("roots-" + _roots_hash(pairs)), pairs, follow_symlinks, ())
+    return _load_healing(index_path("roots-" + _roots_hash(pairs)), pairs, follow_symlinks, ())
 
 
 def _roots_hash(roots: list[tuple[str, str]]) -> str:
