@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from engram.record import frozen
 
-from engram import patch_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +39,11 @@ class Event:
         """The delivery cache key: host, cwd, session[#agent:<id>]."""
         session = f"{self.session}#agent:{self.agent}" if self.agent else self.session
         return f"{self.host}|{self.cwd}|{session}"
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/") \
+        or path.startswith("\\\\")
 
 
 def dig(payload: Any, dotted: str) -> Any:
@@ -88,7 +92,10 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
         return None
     session = dig(payload, fields.get("session", "session_id"))
     cwd = dig(payload, fields.get("cwd", "cwd"))
-    if not isinstance(session, (str, int)) or str(session) == "" or not isinstance(cwd, str) or not cwd:
+    if not isinstance(session, (str, int)) or str(session) == "" or not isinstance(cwd, str) \
+            or not _is_absolute(cwd):
+        # Hosts send an absolute cwd; a relative one would resolve against wherever the hook
+        # process happens to run, which is never the user's workspace.
         return None
     kind = spec.get("kind", "")
     agent = dig(payload, fields["agent"]) if "agent" in fields else None
@@ -108,6 +115,8 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
                 paths.append(value)
                 break
         for dotted in spec.get("patch_fields") or ():
+            from engram import patch_paths
+
             paths.extend(patch_paths.targets(_text(dig(payload, dotted))))
         if not paths:
             return None

@@ -338,11 +338,6 @@ def _has_foreign_header(path: str) -> bool:
     return bool(head) and head != _SQLITE_MAGIC
 
 
-def discard(path: str, reason: str) -> None:
-    """Set a damaged index aside (with its -wal and -shm files) so the next load rebuilds it."""
-    _set_aside(path, reason)
-
-
 def _open(path: str) -> Any:
     """An open database with engram's schema; a file that is not one is set aside."""
     import sqlite3

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from engram.record import frozen
 
-from engram import globs as globs_module
 from engram import text
 from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, IMPACT_LEVELS, CompiledIndex
 
@@ -115,7 +114,8 @@ class _TextHits:
         query_set = set(self.terms)
         for term in self.terms:
             for slot, tag, tag_terms in self.index.tags_for(term):
-                if is_active(slot) and all(t in query_set for t in tag_terms):
+                if is_active(slot) and (len(tag_terms) == 1
+                                        or all(t in query_set for t in tag_terms)):
                     found = self.tags.setdefault(slot, [])
                     if tag not in found:
                         found.append(tag)
@@ -144,6 +144,11 @@ class _TextHits:
 
 def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> dict[int, list[Reason]]:
     found: dict[int, list[Reason]] = {}
+    paths = list(paths)
+    if not paths:
+        return found
+    from engram import globs as globs_module  # only when paths were touched or named
+
     buckets = index.data["buckets"]
     glob_rows = index.data["globs"]
     for path in paths:
@@ -202,8 +207,15 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
         row = index.row(slot)
         return (-round(score, 6), -row[C_PRIORITY], row[C_ID])
 
-    index.rows(ranked)  # one query for every candidate's row
-    chosen = sorted(ranked.items(), key=rank_key)[: max(query.limit, 0)]
+    # Rows (for the priority and id tie-breaks) only for the cards that can make the cut: the
+    # best `limit` by score and any that tie with the last of them.
+    by_score = sorted(ranked.items(), key=lambda item: -round(item[1][0], 6))
+    limit = max(query.limit, 0)
+    if len(by_score) > limit:
+        floor = round(by_score[limit - 1][1][0], 6) if limit else float("inf")
+        by_score = [item for item in by_score if round(item[1][0], 6) >= floor]
+    index.rows(slot for slot, _ in by_score)  # one query for the candidates' rows
+    chosen = sorted(by_score, key=rank_key)[:limit]
     selections: list[Selection] = []
     emitted: set[int] = set()
 

@@ -7,7 +7,6 @@ import os
 
 from engram.card import Card
 from engram.problems import Problem
-from engram.record import frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,12 +20,21 @@ RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "p
 CARD_SUFFIXES: Final = (".md", ".mdc")
 
 
-@frozen
 class FoundFile:
-    path: str
-    root: str
-    mtime_ns: int
-    size: int
+    """A card file found by `scan`. A plain slotted class, not a record: a scan of 10,000
+    files builds 10,000 of them on every hook call."""
+
+    __slots__ = ("path", "root", "mtime_ns", "size")
+
+    def __init__(self, path: str, root: str, mtime_ns: int, size: int) -> None:
+        self.path, self.root, self.mtime_ns, self.size = path, root, mtime_ns, size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FoundFile) and (self.path, self.root, self.mtime_ns, self.size) \
+            == (other.path, other.root, other.mtime_ns, other.size)
+
+    def __repr__(self) -> str:
+        return f"FoundFile({self.path!r}, {self.root!r}, {self.mtime_ns}, {self.size})"
 
 
 def _within(path: str, parent: str) -> bool:
@@ -54,8 +62,16 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                                         "unreadable"))
                 continue
             for entry in entries:
+                name = entry.name
+                # The common case first, in as few calls as possible: a plain card file. A scan
+                # runs on every hook call, once per card.
+                is_card = name.endswith(CARD_SUFFIXES) or name.lower().endswith(CARD_SUFFIXES)
                 try:
                     is_link = entry.is_symlink()
+                    if not is_link and is_card and not entry.is_dir(follow_symlinks=False):
+                        stat = entry.stat()
+                        files.append(FoundFile(entry.path, root, stat.st_mtime_ns, stat.st_size))
+                        continue
                     if is_link and not follow_symlinks:
                         target = os.path.realpath(entry.path)
                         if not any(_within(target, fence) for fence in fences):
@@ -65,11 +81,11 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                                                     "to allow it)", "symlink"))
                             continue
                     if entry.is_dir():
-                        if entry.name not in RESERVED_DIRS and not (is_link and follow_symlinks
-                                                                    and entry.name.startswith(".")):
+                        if name not in RESERVED_DIRS and not (is_link and follow_symlinks
+                                                              and name.startswith(".")):
                             stack.append(entry.path)
                         continue
-                    if not entry.name.lower().endswith(CARD_SUFFIXES) or not entry.is_file():
+                    if not is_card or not entry.is_file():
                         continue
                     stat = entry.stat()
                 except OSError as exc:
