@@ -115,7 +115,12 @@ def load(cwd: "str | os.PathLike[str]", explicit_roots: "list[Any] | None" = Non
     else:
         memory_dir = os.path.join(root, paths.MEMORY_DIR_NAME)
         if os.path.isdir(memory_dir):
-            roots.append(Root(memory_dir, "workspace"))
+            real = os.path.realpath(memory_dir)
+            if _is_within(real, root) or settings["security.follow_symlinks"]:
+                roots.append(Root(memory_dir, "workspace"))
+            else:
+                warnings.append(f"{paths.MEMORY_DIR_NAME} links to {real}, outside the workspace; "
+                                "not followed (set security.follow_symlinks true to allow it)")
         for relative in settings["roots"]:
             candidate = os.path.realpath(os.path.join(root, relative))
             if not _is_within(candidate, root) and not settings["security.follow_symlinks"]:
