@@ -62,9 +62,14 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False) 
     """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
     unsafe ids are skipped); returns the paths written or removed (or, with `dry_run`, that
     would be). Never raises on I/O."""
+    from engram import secrets
+
     wanted: dict[str, str] = {}
     for card in cards:
-        if card.applies_to and is_safe_id(card.id):
+        # Claude loads a rule file by itself, so a card holding a secret must never become
+        # one (the hook never injects it either; lint and doctor report it).
+        if card.applies_to and is_safe_id(card.id) and \
+                not secrets.has_secrets(card.title + "\n" + card.card + "\n" + card.body):
             wanted.setdefault(f"{card.id}.md", render_rule(card))
     changed: list[Path] = []
     for name, text in sorted(wanted.items()):
