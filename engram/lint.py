@@ -85,15 +85,20 @@ def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
 
 
 def _secret_problems(card: Card) -> list[Problem]:
+    """Every secret in the card's file, at its line in the file: the title and one-line card
+    block injection as much as the body does, and a secret anywhere in the file is in Git."""
+    from engram import index, secrets
+
     try:
-        from engram import secrets
-    except ImportError:  # the detector ships with the transcript queue work
-        return []
+        text, first_line = index.read_text(card.path), 1
+    except (OSError, UnicodeDecodeError):  # changed or gone since indexing: the body we have
+        text, first_line = card.body, card.body_line
     found = []
-    for hit in secrets.find_secrets(card.body):
-        found.append(Problem(card.path, card.body_line + hit.line - 1, "error",
-                             f"the body contains a value-shaped secret ({hit.kind}, redacted); "
-                             "engram never injects this card until it is removed", "secret"))
+    for hit in secrets.find_secrets(text):
+        found.append(Problem(card.path, first_line + hit.line - 1, "error",
+                             f"a value-shaped secret ({hit.kind}, redacted); engram never "
+                             "injects a card whose title, card line or body holds one: remove it",
+                             "secret"))
     return found
 
 

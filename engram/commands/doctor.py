@@ -27,7 +27,10 @@ def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
         return {"available": False, "errors": 0, "warnings": 0, "reason": f"lint failed: {exc}"}
     return {"available": True, "reason": "",
             "errors": sum(1 for p in problems if getattr(p, "severity", "") == "error"),
-            "warnings": sum(1 for p in problems if getattr(p, "severity", "") == "warning")}
+            "warnings": sum(1 for p in problems if getattr(p, "severity", "") == "warning"),
+            # Cards blocked from injection: where, never what (the message names the kind).
+            "secrets": [{"path": p.path, "line": p.line, "message": p.message}
+                        for p in problems if getattr(p, "code", "") == "secret"]}
 
 
 def collect(cwd: Path) -> dict[str, Any]:
@@ -105,6 +108,9 @@ def run(as_json: bool = False, cwd: Path | None = None) -> int:
     lint = report["lint"]
     typer.echo(f"lint: {lint['errors']} errors, {lint['warnings']} warnings" if lint["available"]
                else f"lint: {lint['reason']}")
+    for secret in lint.get("secrets", []):
+        typer.echo(f"  secret: {display(Path(secret['path']), cwd)}:{secret['line']}: "
+                   f"{secret['message']}")
     typer.echo("")
     for row in report["hosts"]:
         if not row["supported"]:
