@@ -51,6 +51,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     problems = [{"host": r["host"], "scope": c["scope"], "path": c["path"],
                  "problem": c["problem"], "fix": c["fix"]}
                 for r in rows for c in r["configured"] if c["broken"]]
+    problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
     return {
         "version": ENVELOPE_VERSION,
         "ok": not problems,

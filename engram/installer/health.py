@@ -144,3 +144,58 @@ def observed(host: Host) -> dict[str, dict[str, Any]]:
         if isinstance(entry, dict):
             events.update({k: v for k, v in entry.items() if isinstance(v, dict)})
     return events
+
+
+def _last_failure(log_path: Path) -> tuple[str, str] | None:
+    """(ISO time, reason) of the last `failed open` line of the hook log, if any."""
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()[-200:]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if "failed open:" in line:
+            stamp, _, rest = line.strip().partition(" ")
+            return stamp, rest.split("failed open:", 1)[1].strip()
+    return None
+
+
+def state_problems() -> list[dict[str, str]]:
+    """What stops the hook runtime from using the state dir (a file where a folder belongs, a
+    folder it cannot write), and a last hook call that failed open more recently than any
+    call answered. Each: {"path", "problem", "fix"}. Probes by writing, as the hook would:
+    file modes say nothing on a read-only mount or to root."""
+    import os
+
+    from engram import observed as observed_log, paths
+
+    state = paths.state_dir()
+    redirect = "or point ENGRAM_STATE_DIR at a writable folder"
+    found: list[dict[str, str]] = []
+    for folder in (state, state / "delivery", state / "index", state / "logs"):
+        if folder.exists() and not folder.is_dir():
+            found.append({"path": str(folder), "problem": "a file is where engram's state folder "
+                          "belongs, so every hook call fails open and delivers nothing",
+                          "fix": f"move {folder} away, {redirect}"})
+    if not found:
+        probe = state / f".doctor-probe-{os.getpid()}"
+        try:
+            state.mkdir(parents=True, exist_ok=True)
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            found.append({"path": str(state), "problem": f"the state dir cannot be written "
+                          f"({exc.strerror or exc}), so every hook call fails open and delivers "
+                          "nothing", "fix": f"make {state} writable, {redirect}"})
+    failure = _last_failure(state / "logs" / "hook.log")
+    if failure is not None:
+        answered = [info.get("last_fired") or "" for events in observed_log.read().values()
+                    for info in events.values() if isinstance(info, dict)]
+        if not answered or failure[0] > max(answered):
+            found.append({"path": str(state / "logs" / "hook.log"),
+                          "problem": f"the last hook call failed open ({failure[1]}) at "
+                                     f"{failure[0]}, after the last one that answered",
+                          "fix": "run the host again; if it keeps failing, see the log and run "
+                                 "`engram doctor` after fixing what it names"})
+    return found
