@@ -409,3 +409,61 @@ def test_corrupt_cache_is_set_aside_with_a_note_and_rebuilt(ws: Path, tmp_path: 
     if damage:
         assert list(cache.parent.glob(cache.name + ".corrupt-*"))
         assert "set aside and rebuilt" in engram_log(tmp_path)
+
+
+# --- doctor says what is wrong ----------------------------------------------------------------
+
+def doctor_problems(ws: Path, capsys: pytest.CaptureFixture) -> tuple[int, list[dict], str]:
+    from installer_helpers import engram
+
+    capsys.readouterr()
+    code = engram("doctor", "--json", cwd=ws)
+    report = json.loads(capsys.readouterr().out)
+    engram("doctor", cwd=ws)
+    text = capsys.readouterr().out
+    return code, [p for p in report["problems"] if p["host"] == "engram"], text
+
+
+def test_doctor_is_quiet_about_a_healthy_state_dir(ws: Path, capsys: pytest.CaptureFixture) -> None:
+    assert delivers(run_process("claude", prompt(ws, "s")), "release")
+    code, problems, _text = doctor_problems(ws, capsys)
+    assert problems == []
+
+
+@pytest.mark.parametrize("blocked", ["state", "state/delivery", "state/index", "state/logs"])
+def test_doctor_names_a_file_in_place_of_the_state_dir(ws: Path, tmp_path: Path, blocked: str,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    target = tmp_path / blocked
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("a file, not a folder")
+    code, problems, text = doctor_problems(ws, capsys)
+    assert code == 1
+    assert any(p["path"] == str(target) and "a file is where" in p["problem"] for p in problems)
+    assert f"BROKEN engram (state): a file is where" in text and "ENGRAM_STATE_DIR" in text
+
+
+@pytest.mark.parametrize("code_", [errno.EROFS, errno.ENOSPC, errno.EACCES])
+def test_doctor_names_an_unwritable_state_dir(ws: Path, tmp_path: Path, code_: int,
+                                              capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "state").mkdir(exist_ok=True)
+    with writes_fail(tmp_path / "state", code_):
+        code, problems, text = doctor_problems(ws, capsys)
+    assert code == 1
+    assert any("cannot be written" in p["problem"] and os.strerror(code_) in p["problem"]
+               for p in problems), problems
+
+
+def test_doctor_names_the_last_hook_failure_until_a_call_answers(ws: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    lock = fileio.exclusive_lock(str(cache_file(ws)) + ".lock")
+    lock.__enter__()
+    try:
+        run_process("claude", prompt(ws, "s"), timeout=30)  # LockTimeout: fails open
+    finally:
+        lock.__exit__(None, None, None)
+    code, problems, text = doctor_problems(ws, capsys)
+    assert code == 1 and any("failed open (LockTimeout" in p["problem"] for p in problems)
+    time.sleep(1.1)  # the log's resolution is a second
+    assert delivers(run_process("claude", prompt(ws, "s")), "release")
+    code, problems, _text = doctor_problems(ws, capsys)
+    assert problems == []
