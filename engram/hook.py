@@ -278,7 +278,7 @@ class HookCall:
             log.note(f"session queue append failed: {type(exc).__name__}", name="hook.log")
 
 
-def handle(host_name: str, raw: bytes) -> str:
+def handle(host_name: str, raw: bytes, defer: bool = False) -> str:
     """The hook's stdout for one payload. Raises on internal errors; the entry point turns
     any exception into the host's empty answer."""
     from engram import hosts, observed, workspace as workspace_module
@@ -298,7 +298,7 @@ def handle(host_name: str, raw: bytes) -> str:
     if ws is None or not ws.roots:
         observed.record(host, event.name, 0)
         return "" if event.silent else empty_answer(shape)
-    index = index_module.load_or_build(ws)
+    index = index_module.load_or_build(ws, defer=defer)
     try:
         result = HookCall(host_def, event, ws, index).run()
     except Exception as exc:  # noqa: BLE001 - only a damaged index is retried

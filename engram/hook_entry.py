@@ -31,7 +31,7 @@ def run_hook(args: list[str]) -> int:
             raise ValueError(f"payload larger than {MAX_STDIN_BYTES} bytes refused")
         from engram import hook
 
-        output = hook.handle(host_name, raw)
+        output = hook.handle(host_name, raw, defer=True)
     except BaseException as exc:  # noqa: BLE001 - a hook never fails its host
         try:
             import traceback
@@ -56,4 +56,7 @@ def run_hook(args: list[str]) -> int:
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a closed stdout is the host's business
         pass
+    index = sys.modules.get("engram.index")
+    if index is not None:
+        index.finish_deferred()  # large stores: the per-file freshness check, after the answer
     return 0

@@ -91,7 +91,8 @@ class _TextHits:
 
     def _score(self) -> None:
         is_active = self.index.is_active
-        count = len(self.index.active)
+        active = self.index.active_set()
+        count = len(active)
         scores, hits, strong = self.scores, self.hits, self.strong
         scores_get, hits_get = scores.get, hits.get
         for number, term in enumerate(self.terms):
@@ -104,7 +105,7 @@ class _TextHits:
             bit = 1 << number
             for position in range(min(df, MAX_POSTINGS_PER_TERM)):
                 slot = slots[position]
-                if not is_active(slot):
+                if slot not in active:
                     continue
                 packed = 65535 - keys[position]
                 scores[slot] = scores_get(slot, 0.0) + weight * (packed >> 2)
@@ -209,7 +210,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
 
     # Rows (for the priority and id tie-breaks) only for the cards that can make the cut: the
     # best `limit` by score and any that tie with the last of them.
-    by_score = sorted(ranked.items(), key=lambda item: -round(item[1][0], 6))
+    by_score = sorted(ranked.items(), key=lambda item: -item[1][0])
     limit = max(query.limit, 0)
     if len(by_score) > limit:
         floor = round(by_score[limit - 1][1][0], 6) if limit else float("inf")

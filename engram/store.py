@@ -42,7 +42,8 @@ def _within(path: str, parent: str) -> bool:
 
 
 def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
-         allowed_parents: tuple[str, ...] = ()) -> tuple[list[FoundFile], list[Problem]]:
+         allowed_parents: tuple[str, ...] = (),
+         folders: dict[str, int] | None = None) -> tuple[list[FoundFile], list[Problem]]:
     """Every card file under the roots ((path, scope) pairs), in root order then path order.
     Reserved folders are skipped; symlinks that lead outside the root (or the allowed parents)
     are skipped unless `follow_symlinks`."""
@@ -56,6 +57,8 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
         while stack:
             folder = stack.pop()
             try:
+                if folders is not None:
+                    folders[folder] = os.stat(folder).st_mtime_ns
                 entries = list(os.scandir(folder))
             except OSError as exc:
                 problems.append(Problem(folder, None, "error", f"cannot read folder: {exc.strerror}",

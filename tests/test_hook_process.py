@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -113,3 +114,36 @@ def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
     assert {f"topic{i}" for i in range(20)} <= delivered
     leftovers = [p for p in Path(delivery.cache_path(key)).parent.iterdir() if p.suffix == ".tmp"]
     assert leftovers == []
+
+
+def test_large_store_defers_the_per_file_check_until_after_the_answer(tmp_path: Path) -> None:
+    """Above ENGRAM_DEFER_MIN_FILES cards the hook answers from the stored index when no folder
+    changed and checks every file after answering: an in-place edit reaches the next call; a
+    new card (its folder's mtime changes) is seen at once."""
+    ws = make_workspace(tmp_path / "proj")
+    env = {"ENGRAM_DEFER_MIN_FILES": "1"}
+
+    def prompt(text: str, session: str) -> str:
+        document = payload("claude", "UserPromptSubmit.json", ws, prompt=text, session_id=session)
+        done = run_process("claude", json.dumps(document).encode(), env=env)
+        assert done.returncode == 0
+        return context(done.stdout.decode())
+
+    assert "Releases are cut from main on Tuesdays" in prompt("release checklist", "s1")
+    card = ws / ".agents" / ".engram" / "release.md"
+    with open(card, "r+", encoding="utf-8") as handle:  # in place: the folder's mtime stays
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace("Tuesdays", "Thursday"))
+        handle.truncate()
+    prompt("release checklist", "s2")  # may still answer from the stored index ...
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # ... whose background check then refreshes it
+        if "Thursday" in prompt("release checklist", f"s3-{time.monotonic()}"):
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the in-place edit never reached a later hook call")
+    (ws / ".agents" / ".engram" / "brand-new.md").write_text(
+        "---\nid: brand-new\ntitle: Zeppelin hangar rules\n---\nZeppelins dock at hangar nine.\n")
+    assert "Zeppelins dock at hangar nine." in prompt("zeppelin hangar rules", "s4")
