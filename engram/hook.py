@@ -124,13 +124,31 @@ class HookCall:
         if event.kind == "start" and self.spec.get("sync_native_rules"):
             self._sync_native_rules()
         cache = delivery.cache_path(self.workspace.key)
-        now = time.time()
+        if self.runtime.get("delivery") == "slot":
+            with delivery.transaction(cache) as document:
+                return self._fill_slot(document, time.time())
+        # Routing and body reads need no cache state: done before taking the lock, so the
+        # lock covers only the delta, budget, render and record (steps 5-8 of the brief).
+        routed = self._route_unlocked()
         with delivery.transaction(cache) as document:
-            if self.runtime.get("delivery") == "slot":
-                return self._fill_slot(document, now)
-            return self._deliver(document, now)
+            return self._deliver(document, time.time(), routed)
 
-    def _deliver(self, document: dict[str, Any], now: float) -> delta.Answer:
+    def _route_unlocked(self) -> list[delta.Routed] | None:
+        """The routed cards of a start, prompt or path event (None for other kinds). Prompts
+        route with the always cards; `_deliver` drops them once the session has had them."""
+        event = self.event
+        if event.kind == "start":
+            slots = list(self.index.data["always"])
+        elif event.kind == "prompt":
+            slots = self.route(event.prompt, [], include_always=True)
+        elif event.kind == "path":
+            slots = self.path_slots()
+        else:
+            return None
+        return _routed(self.index, slots)
+
+    def _deliver(self, document: dict[str, Any], now: float,
+                 routed: list[delta.Routed] | None) -> delta.Answer:
         event = self.event
         entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
                                    event.session, event.agent, now)
@@ -144,22 +162,16 @@ class HookCall:
             return delta.EMPTY
 
         list_already = event.kind == "prompt"
-        if event.kind == "start":
-            slots = list(self.index.data["always"])
-        elif event.kind == "prompt":
-            slots = self.route(event.prompt, [], include_always=not entry.get("start_done"))
-        elif event.kind == "subagent":
+        if event.kind == "subagent":
             parent_key = event_module.Event(
                 host=event.host, name=event.name, kind=event.kind, session=event.session,
                 cwd=event.cwd).cache_key
             parent = document["entries"].get(parent_key) or {}
             slots = list(self.index.data["always"])
             slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
-        elif event.kind == "path":
-            slots = self.path_slots()
-        else:
+            routed = _routed(self.index, slots)
+        elif routed is None:
             return delta.EMPTY
-        routed = _routed(self.index, slots)
         if event.kind == "prompt" and entry.get("start_done"):
             # Always-on cards are context for the whole session, not answers to a prompt.
             routed = [r for r in routed if not r.always]
