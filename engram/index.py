@@ -441,21 +441,36 @@ def _update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
             changes.setdefault(term, []).append((_posting_key(counts, lengths, averages), slot))
     writes: list[tuple[str, bytes, bytes]] = []
     deletes: list[tuple[str]] = []
+    from bisect import bisect_right
+
     for term in set(changes) | set(dropped):
-        merged = list(changes.get(term, ()))
+        added_here = sorted(changes.get(term, ()))
         found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
-        if found:
-            old_slots, old_keys = array("I"), array("H")
-            old_slots.frombytes(found[0])
-            old_keys.frombytes(found[1])
-            gone = dropped.get(term, set())
-            merged.extend((k, s) for k, s in zip(old_keys, old_slots) if s not in gone)
-        if not merged:
+        if not found:
+            if added_here:
+                writes.append((term, array("I", [s for _, s in added_here]).tobytes(),
+                               array("H", [k for k, _ in added_here]).tobytes()))
+            continue
+        # A common term has a posting for most cards: edit the packed arrays in place (index,
+        # delete, bisect and insert all run in C) rather than rebuilding them in Python.
+        slots, keys = array("I"), array("H")
+        slots.frombytes(found[0])
+        keys.frombytes(found[1])
+        for slot in dropped.get(term, ()):
+            try:
+                position = slots.index(slot)
+            except ValueError:
+                continue
+            del slots[position]
+            del keys[position]
+        for key, slot in added_here:
+            position = bisect_right(keys, key)
+            keys.insert(position, key)
+            slots.insert(position, slot)
+        if not slots:
             deletes.append((term,))
             continue
-        merged.sort()
-        writes.append((term, array("I", [s for _, s in merged]).tobytes(),
-                       array("H", [k for k, _ in merged]).tobytes()))
+        writes.append((term, slots.tobytes(), keys.tobytes()))
     db.executemany("DELETE FROM postings WHERE term = ?", deletes)
     db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
 
@@ -579,13 +594,25 @@ def _derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: 
     order = [ids[card_id] for card_id in order_ids]
     glob_rows: list[tuple[int, str, str]] = []
     buckets: dict[str, list[int]] = {}
+    # Translations are kept between refreshes: one changed card must not re-translate every
+    # glob of the store.
+    known_globs: dict[str, Any] = _read_meta(db, ("glob_cache",)).get("glob_cache") or {}
+    glob_cache: dict[str, Any] = {}
     for slot in order:
         for pattern in catalog[slot][0][C_APPLIES]:
-            try:
-                regex = globs.translate(pattern)
-                keys = globs.bucket_keys(pattern)
-            except (globs.GlobError, ValueError):
-                continue  # reported by lint; an uncompilable glob matches nothing
+            if pattern in glob_cache:
+                compiled = glob_cache[pattern]
+            elif pattern in known_globs:
+                compiled = glob_cache[pattern] = known_globs[pattern]
+            else:
+                try:
+                    compiled = (globs.translate(pattern), globs.bucket_keys(pattern))
+                except (globs.GlobError, ValueError):
+                    compiled = None  # reported by lint; an uncompilable glob matches nothing
+                glob_cache[pattern] = compiled
+            if compiled is None:
+                continue
+            regex, keys = compiled
             for key in keys:
                 buckets.setdefault(key, []).append(len(glob_rows))
             glob_rows.append((slot, regex, pattern))
@@ -610,7 +637,7 @@ def _derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: 
         "order": order, "ids": ids,
         "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],
         "secret_slots": [slot for slot in order if catalog[slot][1]],
-        "globs": glob_rows, "buckets": buckets, "problems": problems,
+        "globs": glob_rows, "buckets": buckets, "problems": problems, "glob_cache": glob_cache,
         "errors": sum(1 for p in problems if p[2] == "error"),
     })
 
