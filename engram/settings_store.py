@@ -3,7 +3,6 @@ file), with validation against the settings table and an atomic write."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -23,21 +22,6 @@ def scope_file(global_scope: bool, cwd: Path) -> tuple[Path, str]:
     return root / paths.WORKSPACE_CONFIG_NAME, "workspace"
 
 
-def _read_document(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    try:
-        document = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise EngramError(f"{path} is not valid JSON (line {exc.lineno}); nothing was changed",
-                          f"fix or delete {path}") from None
-    if not isinstance(document, dict):
-        raise EngramError(f"{path} must hold a JSON object; nothing was changed")
-    return document
-
-
 def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
     setting = config.SETTINGS_BY_KEY.get(key)
     value = config.coerce(key, raw)
@@ -47,7 +31,7 @@ def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
     if setting.workspace_only and scope != "workspace":
         raise EngramError(f"{key} can only be set in the workspace scope", "drop --global")
     with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
-        flat = config.flatten(_read_document(path))
+        flat = config.read_file(path)
         flat[key] = value
         fileio.atomic_write_text(path, config.render(flat))
     return value
@@ -58,7 +42,7 @@ def unset_value(path: Path, key: str) -> bool:
         raise EngramError(f"unknown config key {key!r}",
                           "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
     with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
-        flat = config.flatten(_read_document(path))
+        flat = config.read_file(path)
         if key not in flat:
             return False
         del flat[key]
