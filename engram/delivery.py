@@ -168,6 +168,8 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
                 after = _serialize(self.document)
                 if after != self.before:  # most repeat prompts change nothing: no write
                     fileio.atomic_write_text(self.path, after, durable=False)
+                    if os.urandom(1)[0] < 8:  # about 1 write in 32: sweep killed writers' temps
+                        fileio.sweep_stale_temps(self.path)
         finally:
             self.lock.__exit__(None, None, None)
 

@@ -112,6 +112,30 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
         raise
 
 
+def sweep_stale_temps(path: "str | os.PathLike[str]", max_age: float = 3600.0) -> int:
+    """Remove temp files of `path` older than `max_age` seconds: what a writer killed between
+    writing and replacing left behind (harmless, but they pile up). Returns how many."""
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
+    prefix = f".{name}."
+    removed = 0
+    cutoff = time.time() - max_age
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.startswith(prefix) and entry.endswith(".tmp"):
+            candidate = os.path.join(folder, entry)
+            try:
+                if os.stat(candidate).st_mtime < cutoff:
+                    os.unlink(candidate)
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def atomic_write_text(path: "str | os.PathLike[str]", text: str, mode: int | None = None,
                       durable: bool = True) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode, durable)

@@ -74,3 +74,20 @@ def test_written_cache_validates_against_schema(tmp_path: Path) -> None:
         e = delivery.entry_for(document, "claude|/w|s#agent:7", "claude", "/w", "s", "7", time.time())
         delivery.mark_delivered(e, ["card-a@0123456789abcdef"], time.time())
     jsonschema.validate(json.loads(path.read_text()), schema)
+
+
+def test_stale_temp_files_are_swept(tmp_path: Path) -> None:
+    import os
+
+    from engram import fileio
+
+    path = tmp_path / "c.json"
+    old = tmp_path / ".c.json.123.abcdef.tmp"
+    fresh = tmp_path / ".c.json.456.abcdef.tmp"
+    other = tmp_path / ".other.json.1.a.tmp"
+    for file in (old, fresh, other):
+        file.write_text("partial")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    os.utime(other, (time.time() - 7200, time.time() - 7200))
+    assert fileio.sweep_stale_temps(path) == 1
+    assert not old.exists() and fresh.exists() and other.exists()
