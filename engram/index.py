@@ -317,12 +317,26 @@ def _set_aside(path: str, reason: str) -> None:
     log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")
 
 
+_connections: list[Any] = []
+
+
+def _close_connections() -> None:
+    """Close every database this process opened: SQLite connections must not cross a fork
+    (the child would share the parent's lock bookkeeping)."""
+    while _connections:
+        try:
+            _connections.pop().close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _connect(path: str) -> Any:
     import sqlite3
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                          check_same_thread=False)
+    _connections.append(db)
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return db
 
@@ -694,6 +708,7 @@ def finish_deferred() -> None:
         return
     pending = list(_deferred)
     _deferred.clear()
+    _close_connections()  # the answer is written: this process is done with the index
     fork = getattr(os, "fork", None)
     pid = -1
     if fork is not None:
@@ -718,8 +733,53 @@ def finish_deferred() -> None:
             os._exit(0)
 
 
+# More changed card files than this are parsed in a detached child when a hook asks
+# (`background=True`): at ~5 ms a card, a first build of a large store or a checkout that
+# rewrote thousands of cards would outlast the host's hook timeout, be killed, roll back, and
+# start over on every call.
+BACKGROUND_MIN_CHANGES: Final = int(os.environ.get("ENGRAM_BACKGROUND_MIN_CHANGES", "300") or 300)
+
+
+def _changed_count(meta: dict[str, Any], found: list[Any]) -> int:
+    stats = meta.get("stat") or {}
+    changed = 0
+    for entry in found:
+        known = stats.get(entry.path)
+        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size:
+            changed += 1
+    return changed + max(len(stats) - len(found), 0)
+
+
+def _refresh_in_background(path: str, roots: list[tuple[str, str]], follow: bool,
+                           allowed_parents: tuple[str, ...]) -> bool:
+    """Fork a detached child that brings the index up to date; False where fork is missing."""
+    fork = getattr(os, "fork", None)
+    if fork is None:
+        return False
+    try:
+        pid = fork()
+    except OSError:
+        return False
+    if pid > 0:
+        return True
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        from engram import fileio
+
+        # One builder at a time: hooks fired during a long build leave it to the first.
+        with fileio.exclusive_lock(path + ".build", timeout=0.0):
+            _load_healing(path, roots, follow, allowed_parents)
+    except Exception:  # noqa: BLE001 - nobody to report to; the next call tries again
+        pass
+    finally:
+        os._exit(0)
+
+
 def _load(path: str, roots: list[tuple[str, str]], follow: bool,
-          allowed_parents: tuple[str, ...]) -> CompiledIndex:
+          allowed_parents: tuple[str, ...], background: bool = False) -> CompiledIndex:
     import sqlite3
 
     from engram import store
@@ -746,6 +806,17 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
             except sqlite3.Error:
                 pass
         return CompiledIndex(db, meta)
+    if background and _changed_count(meta, found) > BACKGROUND_MIN_CHANGES:
+        _close_connections()
+        if _refresh_in_background(path, roots, follow, allowed_parents):
+            from engram import log
+
+            log.note(f"index {os.path.basename(path)}: {len(found)} card files, many changed; "
+                     "refreshing in the background, answering from the stored index meanwhile")
+            if meta.get("py") == _PY and meta.get("roots") == roots_sig:
+                return CompiledIndex(_open(path), meta)
+            return CompiledIndex(_memory_db(), {})  # nothing stored yet: no memory this once
+        db = _open(path)
     try:
         db.execute("BEGIN IMMEDIATE")
         # Another process may have refreshed while this one waited for the write lock.
@@ -785,9 +856,9 @@ def is_damage(exc: BaseException) -> bool:
 
 
 def _load_healing(path: str, roots: list[tuple[str, str]], follow: bool,
-                  allowed_parents: tuple[str, ...]) -> CompiledIndex:
+                  allowed_parents: tuple[str, ...], background: bool = False) -> CompiledIndex:
     try:
-        return _load(path, roots, follow, allowed_parents)
+        return _load(path, roots, follow, allowed_parents, background)
     except Exception as exc:  # noqa: BLE001 - only damage is retried
         if not is_damage(exc):
             raise
@@ -813,14 +884,16 @@ def load_or_build(workspace: "Workspace", defer: bool = False) -> CompiledIndex:
     `defer=True` (the hook process): for a store of DEFER_MIN_FILES cards or more whose
     folders are unchanged, use the stored index now and check every file after the answer
     (`finish_deferred`); an edit made in place, which changes no folder, then reaches the next
-    hook call."""
+    hook call. With `defer=True`, more than BACKGROUND_MIN_CHANGES changed card files are
+    parsed in a detached child while this call answers from what is stored (or with nothing,
+    the first time), so a long build never outlasts the host's hook timeout."""
     follow = bool(workspace.settings.get("security.follow_symlinks"))
     path, roots = workspace_index_path(workspace), roots_of(workspace)
     if defer:
         loaded = _load_deferred(path, roots, follow, (workspace.location,))
         if loaded is not None:
             return loaded
-    return _load_healing(path, roots, follow, (workspace.location,))
+    return _load_healing(path, roots, follow, (workspace.location,), background=defer)
 
 
 def load_roots(roots: "list[Path]", follow_symlinks: bool = False) -> CompiledIndex:

@@ -147,3 +147,24 @@ def test_large_store_defers_the_per_file_check_until_after_the_answer(tmp_path: 
     (ws / ".agents" / ".engram" / "brand-new.md").write_text(
         "---\nid: brand-new\ntitle: Zeppelin hangar rules\n---\nZeppelins dock at hangar nine.\n")
     assert "Zeppelins dock at hangar nine." in prompt("zeppelin hangar rules", "s4")
+
+
+def test_a_large_first_build_runs_in_the_background(tmp_path: Path) -> None:
+    """More changed cards than ENGRAM_BACKGROUND_MIN_CHANGES: the hook answers at once (with
+    nothing, the first time) and a detached child builds the index for the next calls."""
+    ws = make_workspace(tmp_path / "proj")
+    env = {"ENGRAM_BACKGROUND_MIN_CHANGES": "2"}
+    document = payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist")
+    first = run_process("claude", json.dumps(document).encode(), env=env)
+    assert first.returncode == 0 and first.stdout.strip() in (b"{}", b"")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        document["session_id"] = f"later-{time.monotonic()}"
+        done = run_process("claude", json.dumps(document).encode(), env=env)
+        if "release" in sent_ids(context(done.stdout.decode())):
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the background build never reached a later hook call")
+    log = (tmp_path / "state" / "logs" / "engram.log").read_text()
+    assert "refreshing in the background" in log
