@@ -439,7 +439,7 @@ def test_doctor_names_a_file_in_place_of_the_state_dir(ws: Path, tmp_path: Path,
     code, problems, text = doctor_problems(ws, capsys)
     assert code == 1
     assert any(p["path"] == str(target) and "a file is where" in p["problem"] for p in problems)
-    assert f"BROKEN engram (state): a file is where" in text and "ENGRAM_STATE_DIR" in text
+    assert "BROKEN engram (state): a file is where" in text and "ENGRAM_STATE_DIR" in text
 
 
 @pytest.mark.parametrize("code_", [errno.EROFS, errno.ENOSPC, errno.EACCES])
