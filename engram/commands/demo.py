@@ -16,9 +16,31 @@ from engram.render import FOLDED_HEADER
 from engram.resources import data_dir
 
 
-def _payload(host: str, event: str, cwd: Path, session: str, **extra: str) -> bytes:
-    body = {"session_id": session, "cwd": str(cwd), "hook_event_name": event,
-            "transcript_path": "", **extra}
+def _put(document: dict, dotted: str, value: object) -> None:
+    """document["a"]["b"] = value for "a.b"; a numeric part makes a one-item list."""
+    *parents, leaf = dotted.split(".")
+    node: dict = document
+    for part in parents:
+        node = node.setdefault(part, {})
+    if leaf.isdigit():
+        raise ValueError(dotted)
+    node[leaf] = value
+
+
+def _payload(runtime: dict, event: str, cwd: Path, session: str, **extra: str) -> bytes:
+    """A payload in the host's own dialect, built from its field map (hosts/<host>.yaml)."""
+    fields = runtime.get("fields") or {}
+    body: dict = {"transcript_path": ""}
+    _put(body, fields.get("event", "hook_event_name"), event)
+    _put(body, fields.get("session", "session_id"), session)
+    cwd_field = fields.get("cwd", "cwd")
+    if cwd_field.endswith(".0"):  # Cursor: workspace_roots[0]
+        _put(body, cwd_field[: -len(".0")], [str(cwd)])
+    else:
+        _put(body, cwd_field, str(cwd))
+    aliases = {"agent_id": "agent"}
+    for key, value in extra.items():
+        _put(body, fields.get(aliases.get(key, key), key), value)
     return json.dumps(body).encode("utf-8")
 
 
@@ -30,7 +52,7 @@ def _context(answer: str) -> str:
     except ValueError:
         return answer
     return (document.get("hookSpecificOutput") or {}).get("additionalContext") \
-        or document.get("additional_context") or ""
+        or document.get("additional_context") or document.get("text") or ""
 
 
 def run(*, host: str) -> int:
@@ -47,7 +69,8 @@ def run(*, host: str) -> int:
     names = {spec.get("kind"): name for name, spec in events.items()}
     for kind in ("start", "prompt"):
         if kind not in names:
-            raise EngramError(f"host {host!r} has no {kind} event to demo")
+            raise EngramError(f"host {host!r} has no {kind} event to demo (see docs/hosts.md)",
+                              "try --host claude, codex, gemini or opencode")
     unit = runtime["budget"]["unit"]
     out = sys.stdout.write
     with tempfile.TemporaryDirectory(prefix="engram-demo-") as temp:
@@ -88,7 +111,7 @@ def run(*, host: str) -> int:
                             out(f"     - {selection.id} (score {selection.score:g}) {why}\n")
                     else:
                         out("   routed: nothing relevant (abstained)\n")
-                answer = hook.handle(host, _payload(host, step.event, ws_root, session, **extra))
+                answer = hook.handle(host, _payload(runtime, step.event, ws_root, session, **extra))
                 text = _context(answer)
                 if not answer.strip():
                     out("   answer: (nothing printed: this event takes no output)\n\n")
