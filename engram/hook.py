@@ -46,9 +46,16 @@ def encode(shape: str, event_name: str, text: str, action: str = "replace") -> s
 
 
 def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
+    """A card's render item without its body: bodies are read only for the cards sent."""
     row = index.row(slot)
-    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body=index.body(slot),
+    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body="",
                 priority=row[C_PRIORITY], rank=rank)
+
+
+def _with_bodies(index: CompiledIndex, routed: list[delta.Routed]) -> list[delta.Routed]:
+    """The same cards with their bodies read (from the card files, by offset)."""
+    return [r.replace(item=r.item.replace(body=index.body(index.slot_of(r.id))))
+            for r in routed]
 
 
 def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
@@ -193,6 +200,7 @@ class HookCall:
             new, already = new[:cap], []
             if not new:
                 return delta.EMPTY
+        new = _with_bodies(self.index, new)  # repeat prompts read no card file at all
         result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,
                               list_already=list_already)
         delivery.mark_delivered(entry, list(result.sent_keys), now)
@@ -231,7 +239,8 @@ class HookCall:
         if keys == sorted(previous) and not refill:
             delivery.touch(entry, now)
             return delta.Answer("", (), 0, action="retain")
-        result = delta.answer(routed, [], keys, self.proof, self.unit, self.limit)
+        result = delta.answer(_with_bodies(self.index, routed), [], keys, self.proof,
+                              self.unit, self.limit)
         entry["delivered"] = sorted(result.sent_keys) if result.text else []
         entry["slot"] = keys if result.text else []
         entry["updated"] = now
