@@ -11,9 +11,8 @@ from engram.render import ALREADY_PREFIX, FOLDED_HEADER, Item, body_block, compo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Final
+    from typing import Callable
 
-UNITS: Final = ("chars", "tokens")
 
 
 def _base(text: str, unit: str) -> int:

@@ -12,7 +12,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-INJECTING_MODES: Final = ("auto", "always", "startup")
 
 
 @frozen

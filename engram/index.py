@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from engram.workspace import Workspace
 
 INDEX_FORMAT: Final = 9
-FIELDS: Final = ("title", "tags", "card", "body")
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 IMPACT_LEVELS: Final = 16383
 AVG_DRIFT: Final = 0.25
@@ -151,12 +150,6 @@ def _posting_key(counts: list[int], lengths: list[int], averages: list[float]) -
     return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
 
 
-def decode_key(key: int) -> tuple[float, int]:
-    """(impact in [0, 1), field code) of a posting key."""
-    packed = 65535 - key
-    return (packed >> 2) / IMPACT_LEVELS, packed & 3
-
-
 class _Light:
     """What resolution and ordering read of a card: cheaper than a Card at 10,000 cards."""
 
@@ -195,9 +188,6 @@ class CompiledIndex:
             self._active = set(self.active)
         return self._active
 
-    def is_active(self, slot: int) -> bool:
-        return slot in self.active_set()
-
     def row(self, slot: int) -> tuple[Any, ...]:
         if slot not in self._rows:
             found = self.db.execute("SELECT row FROM cards WHERE slot = ?", (slot,)).fetchone()
@@ -235,7 +225,8 @@ class CompiledIndex:
         return marshal.loads(found[0])[K_BODY]
 
     def postings(self, term: str) -> tuple[array, array]:
-        """(slots, keys) for a term, most relevant first (see `decode_key`)."""
+        """(slots, keys) for a term, most relevant first: impact and field code are
+        `65535 - key` split as `impact << 2 | field` (see `_posting_key`)."""
         slots, keys = array("I"), array("H")
         found = self.db.execute("SELECT slots, keys FROM postings WHERE term = ?",
                                 (term,)).fetchone()

@@ -51,10 +51,6 @@ class Selection:
     score: float
     reasons: tuple[Reason, ...]
 
-    @property
-    def is_always_only(self) -> bool:
-        return all(reason.kind == "always" for reason in self.reasons)
-
 
 @frozen
 class Query:
@@ -90,7 +86,6 @@ class _TextHits:
             self._score()
 
     def _score(self) -> None:
-        is_active = self.index.is_active
         active = self.index.active_set()
         count = len(active)
         scores, hits, strong = self.scores, self.hits, self.strong
@@ -115,7 +110,7 @@ class _TextHits:
         query_set = set(self.terms)
         for term in self.terms:
             for slot, tag, tag_terms in self.index.tags_for(term):
-                if is_active(slot) and (len(tag_terms) == 1
+                if slot in active and (len(tag_terms) == 1
                                         or all(t in query_set for t in tag_terms)):
                     found = self.tags.setdefault(slot, [])
                     if tag not in found:
