@@ -8,9 +8,9 @@ re-parsed alone (stat first, then xxhash of the content) and only its own terms'
 rewritten. SQLite gives atomic, concurrent-safe updates and survives a killed process; a
 database that does not open is set aside and rebuilt.
 
-One *slot* per card file. Postings are impact-ordered per term: two packed arrays, the slots
-(uint32) and their keys (uint16, ascending), key = 65535 - (quantized BM25F impact << 2 | field
-code), so the most relevant cards come first and a query can stop early on a common term."""
+One *slot* per card file. This module opens, reads and freshness-checks the index;
+`engram.index_compile` parses changed files into it and `engram.postings` keeps the
+impact-ordered postings (both loaded only when something changed)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 INDEX_FORMAT: Final = 9
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
-IMPACT_LEVELS: Final = 16383
-AVG_DRIFT: Final = 0.25
 BUSY_TIMEOUT_MS: Final = 5000
 
 # Card tuple positions (the whole card, body included).
@@ -58,12 +56,6 @@ CREATE INDEX IF NOT EXISTS tags_slot ON tags(slot);
 """
 
 
-def _card_tuple(card: Card) -> tuple[Any, ...]:
-    return (card.id, card.title, card.card, card.type, card.tags, card.applies_to, card.always,
-            card.priority, card.depends_on, card.format, card.body_line, card.provenance,
-            card.body, card.content_hash, card.path, card.root)
-
-
 def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
     from engram.card import Card
 
@@ -80,34 +72,6 @@ def read_text(path: str) -> str:
         return handle.read().decode("utf-8").replace("\r\n", "\n")
 
 
-def _body_span(text: str, body: str) -> tuple[int, int]:
-    start = text.find(body)
-    return (start, start + len(body)) if start >= 0 else (-1, -1)
-
-
-def _field_terms(card: Card) -> dict[str, list[int]]:
-    """term -> [tf in title(+id), tags, card, body]."""
-    from engram import text
-
-    counts: dict[str, list[int]] = {}
-    sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
-               " ".join(card.tags), card.card, card.body)
-    for position, source in enumerate(sources):
-        for term in text.terms(source):
-            counts.setdefault(term, [0, 0, 0, 0])[position] += 1
-    return counts
-
-
-def _holds_secret(card: Card | None) -> bool:
-    """Checked once per changed file, so the hook never scans bodies: a card whose body holds
-    a value-shaped secret is never injected (lint and doctor report it)."""
-    if card is None:
-        return False
-    from engram import secrets
-
-    return bool(secrets.find_secrets(card.title + "\n" + card.card + "\n" + card.body))
-
-
 def _problem_tuple(problem: Problem) -> tuple[Any, ...]:
     return (problem.path, problem.line, problem.severity, problem.message, problem.code)
 
@@ -116,47 +80,6 @@ def _problem(row: tuple[Any, ...]) -> Problem:
     from engram.problems import Problem
 
     return Problem(row[0], row[1], row[2], row[3], row[4])
-
-
-def _slot_lengths(terms: dict[str, list[int]]) -> list[int]:
-    lengths = [0, 0, 0, 0]
-    for counts in terms.values():
-        for position in range(4):
-            lengths[position] += counts[position]
-    return lengths
-
-
-def _posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
-    from engram import router
-
-    weighted = 0.0
-    best_field, best_value = 3, -1.0
-    for position in range(4):
-        tf = counts[position]
-        if not tf:
-            continue
-        b = router.FIELD_B[position]
-        norm = 1.0 - b + b * (lengths[position] / averages[position])
-        contribution = router.FIELD_WEIGHTS[position] * tf / norm
-        weighted += contribution
-        if contribution > best_value:
-            best_value, best_field = contribution, position
-    impact = weighted / (router.K1 + weighted)
-    # The field code says whether the term is in a strong field (title, tags, card line): the
-    # router's eligibility test needs that even when the body holds most of the weight.
-    strong_fields = [p for p in range(3) if counts[p]]
-    if strong_fields and best_field == 3:
-        best_field = max(strong_fields, key=lambda p: router.FIELD_WEIGHTS[p] * counts[p])
-    return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
-
-
-class _Light:
-    """What resolution and ordering read of a card: cheaper than a Card at 10,000 cards."""
-
-    __slots__ = ("id", "depends_on", "root", "path", "slot")
-
-    def __init__(self, card_id: str, depends_on: tuple, root: str, path: str, slot: int) -> None:
-        self.id, self.depends_on, self.root, self.path, self.slot = card_id, depends_on, root, path, slot
 
 
 class CompiledIndex:
@@ -425,228 +348,6 @@ def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool =
     return _is_fresh(meta, _roots_signature(roots, follow_symlinks), found, scan_problems)
 
 
-def _averages(db: Any) -> list[float]:
-    found = db.execute("SELECT AVG(len0), AVG(len1), AVG(len2), AVG(len3) FROM cards "
-                       "WHERE card IS NOT NULL").fetchone()
-    return [max(float(value or 0.0), 1.0) for value in found]
-
-
-def _update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
-                     added: dict[int, dict[str, list[int]]], averages: list[float]) -> None:
-    """Remove `removed` slots' terms and add `added` slots' terms; each touched term's postings
-    are read and rewritten once."""
-    changes: dict[str, list[tuple[int, int]]] = {}
-    dropped: dict[str, set[int]] = {}
-    for slot, terms in removed.items():
-        for term in terms:
-            dropped.setdefault(term, set()).add(slot)
-    for slot, terms in added.items():
-        lengths = _slot_lengths(terms)
-        for term, counts in terms.items():
-            changes.setdefault(term, []).append((_posting_key(counts, lengths, averages), slot))
-    writes: list[tuple[str, bytes, bytes]] = []
-    deletes: list[tuple[str]] = []
-    from bisect import bisect_right
-
-    for term in set(changes) | set(dropped):
-        added_here = sorted(changes.get(term, ()))
-        found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
-        if not found:
-            if added_here:
-                writes.append((term, array("I", [s for _, s in added_here]).tobytes(),
-                               array("H", [k for k, _ in added_here]).tobytes()))
-            continue
-        # A common term has a posting for most cards: edit the packed arrays in place (index,
-        # delete, bisect and insert all run in C) rather than rebuilding them in Python.
-        slots, keys = array("I"), array("H")
-        slots.frombytes(found[0])
-        keys.frombytes(found[1])
-        for slot in dropped.get(term, ()):
-            try:
-                position = slots.index(slot)
-            except ValueError:
-                continue
-            del slots[position]
-            del keys[position]
-        for key, slot in added_here:
-            position = bisect_right(keys, key)
-            keys.insert(position, key)
-            slots.insert(position, slot)
-        if not slots:
-            deletes.append((term,))
-            continue
-        writes.append((term, slots.tobytes(), keys.tobytes()))
-    db.executemany("DELETE FROM postings WHERE term = ?", deletes)
-    db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
-
-
-def _rebuild_postings(db: Any, averages: list[float]) -> None:
-    db.execute("DELETE FROM postings")
-    added = {slot: marshal.loads(blob) for slot, blob in
-             db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
-    _update_postings(db, {}, added, averages)
-
-
-def _refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
-             scan_problems: list[Problem], meta: dict[str, Any]) -> None:
-    """Bring the database up to date with `found`, inside one write transaction."""
-    from engram import store
-
-    known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
-             in (meta.get("stat") or {}).items()}
-    if meta.get("roots") != _roots_signature(roots, follow) or meta.get("py") != _PY:
-        db.execute("DELETE FROM cards")
-        db.execute("DELETE FROM postings")
-        db.execute("DELETE FROM tags")
-        db.execute("DELETE FROM meta")
-        known = {}
-    averages = meta.get("avg_used") if known else None
-    removed: dict[int, dict[str, list[int]]] = {}
-    added: dict[int, dict[str, list[int]]] = {}
-    seen: set[str] = set()
-    next_slot = (db.execute("SELECT MAX(slot) FROM cards").fetchone()[0] or 0) + 1
-    pending: list[tuple[Any, ...]] = []
-    for entry in found:
-        seen.add(entry.path)
-        old = known.get(entry.path)
-        if old is not None and old[1] == entry.mtime_ns and old[2] == entry.size \
-                and old[3] == entry.root and not (old[4] and os.access(entry.path, os.R_OK)):
-            continue
-        raw: bytes | None = None
-        if old is not None and entry.size <= store.MAX_CARD_BYTES and not old[4]:
-            try:
-                with open(entry.path, "rb") as handle:
-                    raw = handle.read(store.MAX_CARD_BYTES + 1)
-            except OSError:
-                raw = None
-            if raw is not None:
-                stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
-                if stored and stored[0] == store.content_hash(raw):
-                    db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
-                               (entry.mtime_ns, entry.size, old[0]))
-                    continue
-        card, problems, digest = store.load_file(entry, raw)
-        slot = old[0] if old is not None else next_slot
-        if old is None:
-            next_slot += 1
-        else:
-            previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
-            if previous and previous[0]:
-                removed[slot] = marshal.loads(previous[0])
-        terms = _field_terms(card) if card is not None else {}
-        if card is not None:
-            added[slot] = terms
-        # A file engram could not read is retried once it becomes readable (chmod changes no
-        # mtime), see _is_fresh.
-        unreadable = card is None and any(p.code == "unreadable" for p in problems)
-        row = None
-        if card is not None:
-            try:
-                span = _body_span(read_text(entry.path), card.body)
-            except (OSError, UnicodeDecodeError):
-                span = (-1, -1)
-            row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
-        pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
-                        marshal.dumps(_card_tuple(card)) if card is not None else None, row,
-                        marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
-                        int(_holds_secret(card)), *_slot_lengths(terms), int(unreadable)))
-    db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
-                   "terms, problems, secret, len0, len1, len2, len3) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [p[:15] for p in pending])
-    retry = {p[1] for p in pending if p[15]}
-    for path in [p for p in known if p not in seen]:
-        slot = known[path][0]
-        previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
-        if previous and previous[0]:
-            removed[slot] = marshal.loads(previous[0])
-        db.execute("DELETE FROM cards WHERE slot = ?", (slot,))
-    if averages is None:
-        averages = _averages(db)
-        _rebuild_postings(db, averages)
-    else:
-        _update_postings(db, removed, added, averages)
-        current = _averages(db) if (removed or added) else averages
-        if any(abs(c - u) > AVG_DRIFT * u for c, u in zip(current, averages)):
-            averages = current
-            _rebuild_postings(db, averages)
-    _derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added))
-
-
-def _derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: list[Problem],
-            averages: list[float], retry: set[str], changed_slots: set[int]) -> None:
-    """Everything that depends on all cards at once: resolution, order, globs, tags, stats."""
-    from engram import globs, store, text
-
-    lights: list[_Light] = []
-    problems: list[tuple[Any, ...]] = [_problem_tuple(p) for p in scan_problems]
-    stat: dict[str, tuple[Any, ...]] = {}
-    catalog: dict[int, tuple[Any, ...]] = {}
-    for slot, path, root, mtime, size, row_blob, problem_blob, secret in db.execute(
-            "SELECT slot, path, root, mtime, size, row, problems, secret FROM cards"):
-        stat[path] = (slot, mtime, size, root, int(path in retry))
-        problems.extend(tuple(p) for p in marshal.loads(problem_blob))
-        if row_blob is not None:
-            row = marshal.loads(row_blob)
-            catalog[slot] = (row, secret)
-            lights.append(_Light(row[C_ID], tuple(row[C_DEPENDS]), root, path, slot))
-    root_rank = {root: rank for rank, (root, _scope) in enumerate(roots)}
-    lights.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
-    kept, resolve_problems = store.resolve(lights)  # type: ignore[arg-type]
-    problems.extend(_problem_tuple(p) for p in resolve_problems)
-    order_ids = store.dependency_order(kept)  # type: ignore[arg-type]
-    by_id = {light.id: light for light in kept}
-    ids = {card_id: by_id[card_id].slot for card_id in order_ids}
-    order = [ids[card_id] for card_id in order_ids]
-    glob_rows: list[tuple[int, str, str]] = []
-    buckets: dict[str, list[int]] = {}
-    # Translations are kept between refreshes: one changed card must not re-translate every
-    # glob of the store.
-    known_globs: dict[str, Any] = _read_meta(db, ("glob_cache",)).get("glob_cache") or {}
-    glob_cache: dict[str, Any] = {}
-    for slot in order:
-        for pattern in catalog[slot][0][C_APPLIES]:
-            if pattern in glob_cache:
-                compiled = glob_cache[pattern]
-            elif pattern in known_globs:
-                compiled = glob_cache[pattern] = known_globs[pattern]
-            else:
-                try:
-                    compiled = (globs.translate(pattern), globs.bucket_keys(pattern))
-                except (globs.GlobError, ValueError):
-                    compiled = None  # reported by lint; an uncompilable glob matches nothing
-                glob_cache[pattern] = compiled
-            if compiled is None:
-                continue
-            regex, keys = compiled
-            for key in keys:
-                buckets.setdefault(key, []).append(len(glob_rows))
-            glob_rows.append((slot, regex, pattern))
-    stale = [(slot,) for slot in changed_slots] + [
-        (slot,) for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")
-        if slot not in catalog]
-    db.executemany("DELETE FROM tags WHERE slot = ?", stale)
-    fresh_tags = []
-    tagged = {slot for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")}
-    for slot, (row, _secret) in catalog.items():
-        if slot in tagged:
-            continue
-        for tag in row[C_TAGS]:
-            tag_terms = tuple(text.terms(tag))
-            if tag_terms:
-                fresh_tags.append((tag_terms[0], slot, tag, " ".join(tag_terms)))
-    db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
-    problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
-    _write_meta(db, {
-        "py": _PY, "roots": _roots_signature(roots, follow), "stat": stat,
-        "scan_problems": [_problem_tuple(p) for p in scan_problems], "avg_used": averages,
-        "order": order, "ids": ids,
-        "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],
-        "secret_slots": [slot for slot in order if catalog[slot][1]],
-        "globs": glob_rows, "buckets": buckets, "problems": problems, "glob_cache": glob_cache,
-        "errors": sum(1 for p in problems if p[2] == "error"),
-    })
-
-
 def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
     return [(root.location, root.scope) for root in workspace.roots]
 
@@ -808,12 +509,14 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
                 return CompiledIndex(_open(path), meta)
             return CompiledIndex(_memory_db(), {})  # nothing stored yet: no memory this once
         db = _open(path)
+    from engram import index_compile
+
     try:
         db.execute("BEGIN IMMEDIATE")
         # Another process may have refreshed while this one waited for the write lock.
         meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
-            _refresh(db, roots, follow, found, scan_problems, meta)
+            index_compile.refresh(db, roots, follow, found, scan_problems, meta)
         _write_meta(db, {"folders": folders, "files": len(found)})
         db.execute("COMMIT")
     except sqlite3.OperationalError as exc:
@@ -828,7 +531,7 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
                  "routing from memory")
         db = _memory_db()
         db.execute("BEGIN")
-        _refresh(db, roots, follow, found, scan_problems, {})
+        index_compile.refresh(db, roots, follow, found, scan_problems, {})
         db.execute("COMMIT")
     return CompiledIndex(db, {})
 

@@ -11,7 +11,8 @@ import math
 from engram.record import frozen
 
 from engram import text
-from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, IMPACT_LEVELS, CompiledIndex
+from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, CompiledIndex
+from engram.postings import IMPACT_LEVELS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

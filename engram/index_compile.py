@@ -1,0 +1,223 @@
+"""Compiling card files into the index database: parse what changed, update its postings and
+rows, then re-derive what depends on all cards at once (resolution of ids and `depends_on`,
+dependency order, globs, tags, stats). Only a refresh imports this module: a hook whose index
+is fresh never does."""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from engram import postings
+from engram.index import (C_ALWAYS, C_APPLIES, C_DEPENDS, C_ID, C_TAGS, K_BODY, _PY,
+                          _problem_tuple, _read_meta, _roots_signature, _write_meta, read_text)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from engram.card import Card
+    from engram.problems import Problem
+
+
+class _Light:
+    """What resolution and ordering read of a card: cheaper than a Card at 10,000 cards."""
+
+    __slots__ = ("id", "depends_on", "root", "path", "slot")
+
+    def __init__(self, card_id: str, depends_on: tuple, root: str, path: str, slot: int) -> None:
+        self.id, self.depends_on, self.root, self.path, self.slot = card_id, depends_on, root, path, slot
+
+
+def _card_tuple(card: Card) -> tuple[Any, ...]:
+    return (card.id, card.title, card.card, card.type, card.tags, card.applies_to, card.always,
+            card.priority, card.depends_on, card.format, card.body_line, card.provenance,
+            card.body, card.content_hash, card.path, card.root)
+
+
+def _body_span(text: str, body: str) -> tuple[int, int]:
+    start = text.find(body)
+    return (start, start + len(body)) if start >= 0 else (-1, -1)
+
+
+def _field_terms(card: Card) -> dict[str, list[int]]:
+    """term -> [tf in title(+id), tags, card, body]."""
+    from engram import text
+
+    counts: dict[str, list[int]] = {}
+    sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
+               " ".join(card.tags), card.card, card.body)
+    for position, source in enumerate(sources):
+        for term in text.terms(source):
+            counts.setdefault(term, [0, 0, 0, 0])[position] += 1
+    return counts
+
+
+def _holds_secret(card: Card | None) -> bool:
+    """Checked once per changed file, so the hook never scans bodies: a card whose body holds
+    a value-shaped secret is never injected (lint and doctor report it)."""
+    if card is None:
+        return False
+    from engram import secrets
+
+    return bool(secrets.find_secrets(card.title + "\n" + card.card + "\n" + card.body))
+
+
+def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
+             scan_problems: list[Problem], meta: dict[str, Any]) -> None:
+    """Bring the database up to date with `found`, inside one write transaction."""
+    from engram import store
+
+    known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
+             in (meta.get("stat") or {}).items()}
+    if meta.get("roots") != _roots_signature(roots, follow) or meta.get("py") != _PY:
+        db.execute("DELETE FROM cards")
+        db.execute("DELETE FROM postings")
+        db.execute("DELETE FROM tags")
+        db.execute("DELETE FROM meta")
+        known = {}
+    averages = meta.get("avg_used") if known else None
+    removed: dict[int, dict[str, list[int]]] = {}
+    added: dict[int, dict[str, list[int]]] = {}
+    seen: set[str] = set()
+    next_slot = (db.execute("SELECT MAX(slot) FROM cards").fetchone()[0] or 0) + 1
+    pending: list[tuple[Any, ...]] = []
+    for entry in found:
+        seen.add(entry.path)
+        old = known.get(entry.path)
+        if old is not None and old[1] == entry.mtime_ns and old[2] == entry.size \
+                and old[3] == entry.root and not (old[4] and os.access(entry.path, os.R_OK)):
+            continue
+        raw: bytes | None = None
+        if old is not None and entry.size <= store.MAX_CARD_BYTES and not old[4]:
+            try:
+                with open(entry.path, "rb") as handle:
+                    raw = handle.read(store.MAX_CARD_BYTES + 1)
+            except OSError:
+                raw = None
+            if raw is not None:
+                stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
+                if stored and stored[0] == store.content_hash(raw):
+                    db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
+                               (entry.mtime_ns, entry.size, old[0]))
+                    continue
+        card, problems, digest = store.load_file(entry, raw)
+        slot = old[0] if old is not None else next_slot
+        if old is None:
+            next_slot += 1
+        else:
+            previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
+            if previous and previous[0]:
+                removed[slot] = marshal.loads(previous[0])
+        terms = _field_terms(card) if card is not None else {}
+        if card is not None:
+            added[slot] = terms
+        # A file engram could not read is retried once it becomes readable (chmod changes no
+        # mtime), see _is_fresh.
+        unreadable = card is None and any(p.code == "unreadable" for p in problems)
+        row = None
+        if card is not None:
+            try:
+                span = _body_span(read_text(entry.path), card.body)
+            except (OSError, UnicodeDecodeError):
+                span = (-1, -1)
+            row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
+        pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
+                        marshal.dumps(_card_tuple(card)) if card is not None else None, row,
+                        marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
+                        int(_holds_secret(card)), *postings.slot_lengths(terms), int(unreadable)))
+    db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
+                   "terms, problems, secret, len0, len1, len2, len3) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [p[:15] for p in pending])
+    retry = {p[1] for p in pending if p[15]}
+    for path in [p for p in known if p not in seen]:
+        slot = known[path][0]
+        previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
+        if previous and previous[0]:
+            removed[slot] = marshal.loads(previous[0])
+        db.execute("DELETE FROM cards WHERE slot = ?", (slot,))
+    if averages is None:
+        averages = postings.averages(db)
+        postings.rebuild_postings(db, averages)
+    else:
+        postings.update_postings(db, removed, added, averages)
+        current = postings.averages(db) if (removed or added) else averages
+        if any(abs(c - u) > postings.AVG_DRIFT * u for c, u in zip(current, averages)):
+            averages = current
+            postings.rebuild_postings(db, averages)
+    derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added))
+
+
+def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: list[Problem],
+            averages: list[float], retry: set[str], changed_slots: set[int]) -> None:
+    """Everything that depends on all cards at once: resolution, order, globs, tags, stats."""
+    from engram import globs, store, text
+
+    lights: list[_Light] = []
+    problems: list[tuple[Any, ...]] = [_problem_tuple(p) for p in scan_problems]
+    stat: dict[str, tuple[Any, ...]] = {}
+    catalog: dict[int, tuple[Any, ...]] = {}
+    for slot, path, root, mtime, size, row_blob, problem_blob, secret in db.execute(
+            "SELECT slot, path, root, mtime, size, row, problems, secret FROM cards"):
+        stat[path] = (slot, mtime, size, root, int(path in retry))
+        problems.extend(tuple(p) for p in marshal.loads(problem_blob))
+        if row_blob is not None:
+            row = marshal.loads(row_blob)
+            catalog[slot] = (row, secret)
+            lights.append(_Light(row[C_ID], tuple(row[C_DEPENDS]), root, path, slot))
+    root_rank = {root: rank for rank, (root, _scope) in enumerate(roots)}
+    lights.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
+    kept, resolve_problems = store.resolve(lights)  # type: ignore[arg-type]
+    problems.extend(_problem_tuple(p) for p in resolve_problems)
+    order_ids = store.dependency_order(kept)  # type: ignore[arg-type]
+    by_id = {light.id: light for light in kept}
+    ids = {card_id: by_id[card_id].slot for card_id in order_ids}
+    order = [ids[card_id] for card_id in order_ids]
+    glob_rows: list[tuple[int, str, str]] = []
+    buckets: dict[str, list[int]] = {}
+    # Translations are kept between refreshes: one changed card must not re-translate every
+    # glob of the store.
+    known_globs: dict[str, Any] = _read_meta(db, ("glob_cache",)).get("glob_cache") or {}
+    glob_cache: dict[str, Any] = {}
+    for slot in order:
+        for pattern in catalog[slot][0][C_APPLIES]:
+            if pattern in glob_cache:
+                compiled = glob_cache[pattern]
+            elif pattern in known_globs:
+                compiled = glob_cache[pattern] = known_globs[pattern]
+            else:
+                try:
+                    compiled = (globs.translate(pattern), globs.bucket_keys(pattern))
+                except (globs.GlobError, ValueError):
+                    compiled = None  # reported by lint; an uncompilable glob matches nothing
+                glob_cache[pattern] = compiled
+            if compiled is None:
+                continue
+            regex, keys = compiled
+            for key in keys:
+                buckets.setdefault(key, []).append(len(glob_rows))
+            glob_rows.append((slot, regex, pattern))
+    stale = [(slot,) for slot in changed_slots] + [
+        (slot,) for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")
+        if slot not in catalog]
+    db.executemany("DELETE FROM tags WHERE slot = ?", stale)
+    fresh_tags = []
+    tagged = {slot for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")}
+    for slot, (row, _secret) in catalog.items():
+        if slot in tagged:
+            continue
+        for tag in row[C_TAGS]:
+            tag_terms = tuple(text.terms(tag))
+            if tag_terms:
+                fresh_tags.append((tag_terms[0], slot, tag, " ".join(tag_terms)))
+    db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
+    problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
+    _write_meta(db, {
+        "py": _PY, "roots": _roots_signature(roots, follow), "stat": stat,
+        "scan_problems": [_problem_tuple(p) for p in scan_problems], "avg_used": averages,
+        "order": order, "ids": ids,
+        "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],
+        "secret_slots": [slot for slot in order if catalog[slot][1]],
+        "globs": glob_rows, "buckets": buckets, "problems": problems, "glob_cache": glob_cache,
+        "errors": sum(1 for p in problems if p[2] == "error"),
+    })

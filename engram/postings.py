@@ -1,0 +1,111 @@
+"""Postings: for each term, the cards that hold it, impact-ordered. Two packed arrays per term
+in the index database: the slots (uint32) and their keys (uint16, ascending), key = 65535 -
+(quantized BM25F impact << 2 | field code), so the most relevant cards come first and a query
+can stop early on a common term. Impacts use the field-length averages of the last full build
+(`avg_used`) and are recomputed when the averages drift."""
+
+from __future__ import annotations
+
+import marshal
+from array import array
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+IMPACT_LEVELS: Final = 16383
+AVG_DRIFT: Final = 0.25
+
+
+def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
+    lengths = [0, 0, 0, 0]
+    for counts in terms.values():
+        for position in range(4):
+            lengths[position] += counts[position]
+    return lengths
+
+
+def posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
+    from engram import router
+
+    weighted = 0.0
+    best_field, best_value = 3, -1.0
+    for position in range(4):
+        tf = counts[position]
+        if not tf:
+            continue
+        b = router.FIELD_B[position]
+        norm = 1.0 - b + b * (lengths[position] / averages[position])
+        contribution = router.FIELD_WEIGHTS[position] * tf / norm
+        weighted += contribution
+        if contribution > best_value:
+            best_value, best_field = contribution, position
+    impact = weighted / (router.K1 + weighted)
+    # The field code says whether the term is in a strong field (title, tags, card line): the
+    # router's eligibility test needs that even when the body holds most of the weight.
+    strong_fields = [p for p in range(3) if counts[p]]
+    if strong_fields and best_field == 3:
+        best_field = max(strong_fields, key=lambda p: router.FIELD_WEIGHTS[p] * counts[p])
+    return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
+
+
+def averages(db: Any) -> list[float]:
+    found = db.execute("SELECT AVG(len0), AVG(len1), AVG(len2), AVG(len3) FROM cards "
+                       "WHERE card IS NOT NULL").fetchone()
+    return [max(float(value or 0.0), 1.0) for value in found]
+
+
+def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
+                     added: dict[int, dict[str, list[int]]], averages: list[float]) -> None:
+    """Remove `removed` slots' terms and add `added` slots' terms; each touched term's postings
+    are read and rewritten once."""
+    changes: dict[str, list[tuple[int, int]]] = {}
+    dropped: dict[str, set[int]] = {}
+    for slot, terms in removed.items():
+        for term in terms:
+            dropped.setdefault(term, set()).add(slot)
+    for slot, terms in added.items():
+        lengths = slot_lengths(terms)
+        for term, counts in terms.items():
+            changes.setdefault(term, []).append((posting_key(counts, lengths, averages), slot))
+    writes: list[tuple[str, bytes, bytes]] = []
+    deletes: list[tuple[str]] = []
+    from bisect import bisect_right
+
+    for term in set(changes) | set(dropped):
+        added_here = sorted(changes.get(term, ()))
+        found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
+        if not found:
+            if added_here:
+                writes.append((term, array("I", [s for _, s in added_here]).tobytes(),
+                               array("H", [k for k, _ in added_here]).tobytes()))
+            continue
+        # A common term has a posting for most cards: edit the packed arrays in place (index,
+        # delete, bisect and insert all run in C) rather than rebuilding them in Python.
+        slots, keys = array("I"), array("H")
+        slots.frombytes(found[0])
+        keys.frombytes(found[1])
+        for slot in dropped.get(term, ()):
+            try:
+                position = slots.index(slot)
+            except ValueError:
+                continue
+            del slots[position]
+            del keys[position]
+        for key, slot in added_here:
+            position = bisect_right(keys, key)
+            keys.insert(position, key)
+            slots.insert(position, slot)
+        if not slots:
+            deletes.append((term,))
+            continue
+        writes.append((term, slots.tobytes(), keys.tobytes()))
+    db.executemany("DELETE FROM postings WHERE term = ?", deletes)
+    db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
+
+
+def rebuild_postings(db: Any, averages: list[float]) -> None:
+    db.execute("DELETE FROM postings")
+    added = {slot: marshal.loads(blob) for slot, blob in
+             db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
+    update_postings(db, {}, added, averages)
