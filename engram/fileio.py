@@ -95,7 +95,7 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
         except FileNotFoundError:
             mode = None
     tmp_name = _temp_name(target)
-    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else 0o600)
+    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(data)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engram import hooks_demo_script as script
+from engram import demo_script as script
 from engram.errors import EngramError
 from engram.render import FOLDED_HEADER
 from engram.resources import data_dir
