@@ -67,9 +67,10 @@ def measure(cards: int, runs: int, engram: list[str], state: Path) -> dict[str, 
         (ws / ".git").mkdir(parents=True)
         synthetic.generate(ws / ".agents" / ".engram", cards)
         env = {**os.environ, "ENGRAM_STATE_DIR": str(state / str(cards))}
-        warm = _payload(ws, "warm-up", PROMPT)
-        compile_ms = _run(engram, warm, env)  # cold: compiles the index
-        _run(engram, warm, env)
+        # Compile the index first, synchronously: a hook facing a whole new store would hand
+        # the build to a background process, and the timings would race it.
+        compile_ms = _run(engram[:-2] + ["route", "warm up", "--cwd", str(ws)], b"", env)
+        _run(engram, _payload(ws, "warm-up", PROMPT), env)
         bare, first, repeat = [], [], []
         _run(engram, _payload(ws, "repeat-session", PROMPT), env)
         for i in range(runs):

@@ -20,6 +20,7 @@ class Routed:
     key: str  # id@content-hash
     item: Item
     always: bool = False
+    slot: int = -1  # where the card lives in the index, to read its body when it is sent
 
 
 @frozen

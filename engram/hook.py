@@ -54,8 +54,7 @@ def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
 
 def _with_bodies(index: CompiledIndex, routed: list[delta.Routed]) -> list[delta.Routed]:
     """The same cards with their bodies read (from the card files, by offset)."""
-    return [r.replace(item=r.item.replace(body=index.body(index.slot_of(r.id))))
-            for r in routed]
+    return [r.replace(item=r.item.replace(body=index.body(r.slot))) for r in routed]
 
 
 def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
@@ -66,7 +65,7 @@ def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
             continue  # a card holding a secret is never injected; lint reports it
         row = index.row(slot)
         routed.append(delta.Routed(row[C_ID], f"{row[C_ID]}@{row[C_HASH]}", _item(index, slot, rank),
-                                   bool(row[C_ALWAYS])))
+                                   bool(row[C_ALWAYS]), slot))
     return routed
 
 
