@@ -67,11 +67,17 @@ def lint(
     root: List[Path] = typer.Option([], "--root", help="Lint this memory root (repeatable)."),
     cwd: Optional[Path] = CwdOption,
     as_json: bool = JsonOption,
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too (for CI)."),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE",
+                                     help="Skip a check by the code printed after each problem "
+                                     "(repeatable, or comma-separated)."),
 ) -> None:
-    """Check memory cards: frontmatter, ids, depends_on, globs, secrets. Exit 1 on errors."""
+    """Check memory cards: frontmatter, ids, depends_on, globs, sizes, secrets. Every problem
+    of every card in one run, with file, line and code. Exit 1 on errors."""
     from engram.commands import lint as command
 
-    raise typer.Exit(command.run(roots=root, cwd=_cwd(cwd), as_json=as_json))
+    raise typer.Exit(command.run(roots=root, cwd=_cwd(cwd), as_json=as_json, strict=strict,
+                                 ignore=ignore))
 
 
 @app.command()

@@ -45,6 +45,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("transcripts.allowed_dirs", [],
             "extra folders `observe` may read transcripts from (user scope only)",
             kind=list, user_only=True),
+    Setting("lint.ignore", [], "lint check codes to skip (e.g. glob-unmatched)", kind=list),
     Setting("security.follow_symlinks", False,
             "follow symlinked memory roots and cards that point outside the workspace",
             kind=bool),

@@ -20,12 +20,52 @@ _HEADING: Final = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _CONTENT_SECTION: Final = re.compile(r"^##\s+Content\s*$", re.MULTILINE)
 
 
-class CardError(ValueError):
-    """The file cannot become a card; `line` points at the cause when known."""
+# The keys an engram card may carry; anything else in an engram-format file is reported, with
+# the nearest known key, because a misspelt key (`tag:`, `applies-to:`) is silently ignored.
+ENGRAM_KEYS: Final = ("id", "title", "card", "type", "tags", "applies_to", "always", "priority",
+                      "depends_on", "description", "name", "globs", "paths", *PROVENANCE_KEYS)
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+
+class CardError(ValueError):
+    """The file cannot become a card; `line` points at the cause when known. `problems` holds
+    every (message, line) found in the file, so one lint run shows them all."""
+
+    def __init__(self, message: str, line: int | None = None,
+                 problems: "tuple[tuple[str, int | None], ...]" = (),
+                 notes: "tuple[Any, ...]" = ()) -> None:
         super().__init__(message)
         self.line = line
+        self.problems = problems or ((message, line),)
+        self.notes = notes  # warnings found alongside, reported with the errors
+
+
+def _squash(key: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def suggest_key(key: str, known: "tuple[str, ...]" = ENGRAM_KEYS) -> str | None:
+    """The known key `key` most likely meant (`tag` -> `tags`, `dependson` -> `depends_on`)."""
+    import difflib
+
+    squashed = {_squash(k): k for k in known}
+    if _squash(key) in squashed:
+        return squashed[_squash(key)]
+    close = difflib.get_close_matches(_squash(key), list(squashed), n=1, cutoff=0.7)
+    return squashed[close[0]] if close else None
+
+
+def unknown_keys(data: dict[str, Any], text: str) -> list[tuple[str, int | None, str]]:
+    """(message, line, code) for each key an engram card does not know."""
+    found = []
+    for key in data:
+        if key in ENGRAM_KEYS:
+            continue
+        guess = suggest_key(key)
+        hint = f"; did you mean `{guess}`?" if guess else \
+            f"; known keys: {', '.join(ENGRAM_KEYS[:9])}"
+        found.append((f"unknown frontmatter key `{key}` is ignored{hint}",
+                      _key_line(1, text, key), "unknown-key"))
+    return found
 
 
 def detect(path: PurePath, data: dict[str, Any], body: str) -> str:
@@ -128,7 +168,15 @@ def _key_line(raw_block_start: int, text: str, key: str) -> int | None:
 def build(path: PurePath, root: str, text: str, parsed: Parsed, content_hash: str) -> tuple[Card, list[str]]:
     """A Card from one parsed file, plus notes on what was guessed. Raises CardError."""
     data = parsed.data
-    notes = list(parsed.notes)
+    notes: list[Any] = list(parsed.notes)
+    errors: list[tuple[str, int | None]] = []
+
+    def check(compute: Any, fallback: Any) -> Any:
+        try:
+            return compute()
+        except CardError as exc:
+            errors.append((str(exc), exc.line))
+            return fallback
     fmt = detect(path, data, parsed.body)
     line_of = lambda key: _key_line(1, text, key)  # noqa: E731
     body = parsed.body.strip("\n")
@@ -147,8 +195,9 @@ def build(path: PurePath, root: str, text: str, parsed: Parsed, content_hash: st
     else:
         card_id = str(raw_id).strip()
         if not is_valid_id(card_id):
-            raise CardError(f"id {card_id!r} is not a valid id (letters, digits, '.', '_', '-'; "
-                            "no path separators or '..')", line_of("id"))
+            errors.append((f"id {card_id!r} is not a valid id (letters, digits, '.', '_', '-'; "
+                           "no path separators or '..')", line_of("id")))
+            card_id = slug(card_id)
 
     title = data.get("title") or data.get("name")
     if not title and heading:
@@ -163,10 +212,14 @@ def build(path: PurePath, root: str, text: str, parsed: Parsed, content_hash: st
     if fmt == "engram" and card_type not in CARD_TYPES:
         notes.append(f"type {card_type!r} is not one of {', '.join(CARD_TYPES)}")
 
-    tags = _string_list(data.get("tags"), "tags", line_of("tags"))
+    tags = check(lambda: _string_list(data.get("tags"), "tags", line_of("tags")), ())
     if fmt == "long-ride":
-        tags = tags + _string_list(data.get("triggers"), "triggers", line_of("triggers")) \
-            + _string_list(data.get("task_types"), "task_types", line_of("task_types"))
+        tags = tags + check(lambda: _string_list(data.get("triggers"), "triggers",
+                                                 line_of("triggers")), ()) \
+            + check(lambda: _string_list(data.get("task_types"), "task_types",
+                                         line_of("task_types")), ())
+    if fmt == "engram":
+        notes.extend(unknown_keys(data, text))
 
     glob_key = {"cursor": "globs", "continue": "globs", "claude": "paths",
                 "copilot": "applyTo"}.get(fmt, "applies_to")
@@ -188,13 +241,16 @@ def build(path: PurePath, root: str, text: str, parsed: Parsed, content_hash: st
     else:
         always = _bool(data.get("always"))
         if data.get("always") not in (None, True, False):
-            raise CardError("`always` must be true or false", line_of("always"))
+            errors.append(("`always` must be true or false", line_of("always")))
 
-    priority = _priority(data.get("priority"), line_of("priority"))
-    depends_on = _string_list(data.get("depends_on"), "depends_on", line_of("depends_on"))
+    priority = check(lambda: _priority(data.get("priority"), line_of("priority")), DEFAULT_PRIORITY)
+    depends_on = check(lambda: _string_list(data.get("depends_on"), "depends_on",
+                                            line_of("depends_on")), ())
     provenance = tuple((key, data[key]) for key in PROVENANCE_KEYS if key in data)
     if not body.strip():
-        raise CardError("the card has no body", parsed.body_line)
+        errors.append(("the card has no body", parsed.body_line))
+    if errors:
+        raise CardError(errors[0][0], errors[0][1], tuple(errors), tuple(notes))
     card = Card(
         id=card_id, title=title, card=one_line, body=body, path=str(path), root=root,
         content_hash=content_hash, type=card_type, tags=tags, applies_to=applies_to,

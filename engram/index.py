@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 9
+INDEX_FORMAT: Final = 10  # 10: cards carry lint warnings (unknown keys) and every error
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_TIMEOUT_MS: Final = 5000
 

@@ -102,19 +102,113 @@ def _secret_problems(card: Card) -> list[Problem]:
     return found
 
 
-def lint_index(compiled: "CompiledIndex", tree_root: Path | None) -> list[Problem]:
+_ID_LINE: Final = re.compile(r"^id\s*:", re.MULTILINE)
+_DEPENDS_LINE: Final = re.compile(r"^depends_on\s*:", re.MULTILINE)
+_LINE_IN_MESSAGE: Final = re.compile(r"\bline (\d+)\b")
+_NAMED: Final = re.compile(r"card\(s\)[^:]*: ([^;]+)|cycle: (.+)$")
+
+
+def _file_lines(path: str) -> list[str] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def locate(problem: Problem) -> Problem:
+    """The problem with a line: checks that see every card at once (duplicate ids, depends_on)
+    report a file only; the line is the `id:` or `depends_on:` entry that causes it."""
+    if problem.line is not None or os.path.isdir(problem.path):
+        return problem
+    lines = _file_lines(problem.path)
+    if lines is None:
+        return problem
+    line = 1
+    mentioned = _LINE_IN_MESSAGE.search(problem.message)
+    if mentioned:
+        line = int(mentioned.group(1))
+    elif problem.code in ("duplicate-id", "shadowed"):
+        line = next((n for n, text in enumerate(lines, 1) if _ID_LINE.match(text)), 1)
+    elif problem.code in ("dangling-dependency", "cyclic-dependency"):
+        key = next((n for n, text in enumerate(lines, 1) if _DEPENDS_LINE.match(text)), None)
+        line = key or 1
+        named = _NAMED.search(problem.message)
+        ids = [part.strip() for part in (named.group(1) or named.group(2)).replace("->", ",")
+               .split(",")] if named else []
+        for number, text in enumerate(lines[(key or 1) - 1:], key or 1):
+            if number > (key or 1) and not text[:1].isspace() and not text.startswith("-"):
+                break
+            if any(re.search(rf"(?<![\w.-]){re.escape(i)}(?![\w.-])", text) for i in ids if i):
+                line = number
+                break
+    return Problem(problem.path, line, problem.severity, problem.message, problem.code)
+
+
+_ALSO_IN: Final = re.compile(r"^duplicate id '(.+)' \(also in (.+)\); ")
+
+
+def _both_sides(problems: list[Problem]) -> list[Problem]:
+    """A duplicate id is reported on every file of the clash, not only the one dropped."""
+    reported = {p.path for p in problems if p.code == "duplicate-id"}
+    added = []
+    for problem in problems:
+        match = _ALSO_IN.match(problem.message) if problem.code == "duplicate-id" else None
+        if match and match.group(2) not in reported:
+            reported.add(match.group(2))
+            added.append(Problem(match.group(2), None, "error",
+                                 f"duplicate id {match.group(1)!r} (also in {problem.path}); "
+                                 "rename one", "duplicate-id"))
+    return problems + added
+
+
+def budget_problems(cards: Iterable[Card], settings: dict, hosts: list[str]) -> list[Problem]:
+    """A card larger than a linked host's budget is never sent there in full."""
+    from engram import card_size
+
+    found = []
+    for card in cards:
+        for fit in card_size.fits(card, settings, hosts):
+            if not fit.fits:
+                found.append(Problem(
+                    card.path, 1, "warning",
+                    f"the body is {fit.size:,} {fit.unit}, larger than {fit.host}'s budget of "
+                    f"{fit.limit:,} {fit.unit}: {fit.host} only ever gets its one-line card; split "
+                    "it into smaller cards (engram new ID)", "over-budget"))
+    return found
+
+
+def lint_index(compiled: "CompiledIndex", tree_root: Path | None, settings: dict | None = None,
+               hosts: list[str] | None = None) -> list[Problem]:
     tree = tree_files(tree_root) if tree_root is not None else None
-    problems = list(compiled.problems) + check_cards(compiled.all_cards(), tree)
+    cards = compiled.all_cards()
+    problems = list(compiled.problems) + check_cards(cards, tree)
+    if hosts:
+        problems += budget_problems(cards, settings or {}, hosts)
+    problems = [locate(problem) for problem in _both_sides(problems)]
     return sorted(set(problems), key=lambda p: (p.path, p.line or 0, p.severity, p.message))
 
 
-def lint_workspace(workspace: "Workspace") -> list[Problem]:
+def report_workspace(workspace: "Workspace") -> tuple[list[Problem], int]:
+    """(problems, number of routable cards) for the workspace."""
+    from engram import card_size, index
+
+    compiled = index.load_or_build(workspace)
+    hosts = card_size.linked_hosts(workspace.root)
+    return lint_index(compiled, workspace.root, dict(workspace.settings), hosts), \
+        len(compiled.all_cards())
+
+
+def report_roots(roots: list[Path]) -> tuple[list[Problem], int]:
     from engram import index
 
-    return lint_index(index.load_or_build(workspace), workspace.root)
+    compiled = index.load_roots(roots)
+    return lint_index(compiled, None), len(compiled.all_cards())
+
+
+def lint_workspace(workspace: "Workspace") -> list[Problem]:
+    return report_workspace(workspace)[0]
 
 
 def lint_roots(roots: list[Path]) -> list[Problem]:
-    from engram import index
-
-    return lint_index(index.load_roots(roots), None)
+    return report_roots(roots)[0]

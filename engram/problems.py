@@ -13,9 +13,12 @@ class Problem:
     message: str
     code: str = ""
 
-    def render(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.severity}: {self.message}"
+    def render(self, path: str | None = None) -> str:
+        """`path:line: severity: message [code]`; `path` replaces the stored path (relative)."""
+        shown = self.path if path is None else path
+        where = f"{shown}:{self.line}" if self.line else shown
+        code = f" [{self.code}]" if self.code else ""
+        return f"{where}: {self.severity}: {self.message}{code}"
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "line": self.line, "severity": self.severity,

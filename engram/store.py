@@ -141,9 +141,15 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
     try:
         card, notes = formats.build(PurePath(path), found.root, text, parsed, digest)
     except formats.CardError as exc:
-        return None, [Problem(path, exc.line, "error", str(exc), "invalid")], digest
-    problems = [Problem(path, None, "warning", note, "guessed") for note in notes]
-    return card, problems, digest
+        return None, [Problem(path, line, "error", message, "invalid")
+                      for message, line in exc.problems] + _note_problems(path, exc.notes), digest
+    return card, _note_problems(path, notes), digest
+
+
+def _note_problems(path: str, notes: "Iterable[object]") -> list[Problem]:
+    """Warnings from building a card: (message, line, code) tuples or plain guesses."""
+    return [Problem(path, note[1], "warning", note[0], note[2]) if isinstance(note, tuple)
+            else Problem(path, None, "warning", str(note), "guessed") for note in notes]
 
 
 def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:

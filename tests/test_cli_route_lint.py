@@ -179,7 +179,8 @@ def test_lint_errors_exit_1_with_file_and_line(ws: Path,
     write_card(ws / MEM, "broken.md", "---\ntitle: t\npriority: high\n---\nBody.\n")
     code, out, _ = engram(capsys, "lint", "--cwd", str(ws))
     assert code == 1
-    assert f"{ws / MEM / 'broken.md'}:3: error:" in out
+    # Paths are shown relative to where the user stands (--cwd here).
+    assert f"{Path(MEM) / 'broken.md'}:3: error:" in out and out.rstrip().count("[invalid]") == 1
     assert "1 error(s)" in out
 
 
@@ -199,7 +200,8 @@ def test_lint_flags_broken_globs_in_json(ws: Path, capsys: pytest.CaptureFixture
     code, out, _ = engram(capsys, "lint", "--cwd", str(ws), "--json")
     assert code == 1
     payload = json.loads(out)
-    assert set(payload) == {"version", "roots", "errors", "warnings", "problems"}
+    assert set(payload) == {"version", "roots", "cards", "errors", "warnings", "ignored",
+                            "problems"}
     assert payload["version"] == 1
     assert payload["roots"] == [str(ws / MEM)]
     for problem in payload["problems"]:
@@ -225,7 +227,9 @@ def test_lint_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     payload = json.loads(out)
     assert payload["roots"] == [str(cards)]
-    assert [p["code"] for p in payload["problems"]] == ["duplicate-id"]
+    # Both files of the clash are reported, each at its `id:` line.
+    assert [(Path(p["path"]).name, p["line"], p["code"]) for p in payload["problems"]] == [
+        ("dup1.md", 2, "duplicate-id"), ("dup2.md", 2, "duplicate-id")]
 
 
 def test_lint_outside_a_workspace_is_a_clear_error(tmp_path: Path,

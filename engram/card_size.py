@@ -1,0 +1,76 @@
+"""How big a card is for each host: the rendered body (header included) measured in the host's
+own unit, against the host's budget. A card larger than a budget is never sent in full there,
+only its one-line card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from engram.card import Card
+from engram.record import frozen
+
+
+@frozen
+class HostFit:
+    host: str
+    unit: str  # chars | tokens
+    limit: int
+    size: int  # the card's rendered body in `unit`
+
+    @property
+    def fits(self) -> bool:
+        return self.size <= self.limit
+
+    def describe(self) -> str:
+        verdict = "fits" if self.fits else "too large: only its one-line card is sent"
+        return f"{self.size:,} of {self.limit:,} {self.unit} ({verdict})"
+
+
+def injecting_hosts() -> list[Any]:
+    """Supported hosts that have a channel to the model (Windsurf has none)."""
+    from engram import hosts
+
+    found = []
+    for host in hosts.registry():
+        events = (host.runtime.get("events") or {}).values()
+        if host.supported and not all(e.get("no_model_channel") for e in events if e):
+            found.append(host)
+    return found
+
+
+def fits(card: Card, settings: Mapping[str, Any], names: "list[str] | None" = None) -> list[HostFit]:
+    """The card against each injecting host's budget (or only the hosts in `names`)."""
+    from engram.budget import measure
+    from engram.hook import _budget
+    from engram.render import Item, body_block
+
+    block = body_block(Item(card.id, card.title, card.card, card.body, card.priority, 0))
+    result = []
+    for host in injecting_hosts():
+        if names is not None and host.name not in names:
+            continue
+        unit, limit = _budget(host.runtime, settings)
+        result.append(HostFit(host.name, unit, limit, measure(block, unit)))
+    return result
+
+
+def linked_hosts(project_root: Path) -> list[str]:
+    """Hosts with engram's entries in the project's or the user's config (any state but
+    `not linked`), for checks that only matter where memory is delivered."""
+    from engram.installer import health, ops
+
+    names = []
+    rules = ops.path_rules(project_root)
+    for host in injecting_hosts():
+        if not host.install:
+            continue
+        for global_scope in (False, True):
+            try:
+                row = health.inspect(host, project_root, global_scope, rules)
+            except Exception:  # noqa: BLE001 - an odd config must not break lint
+                continue
+            if row.state not in ("not linked", "unreadable"):
+                names.append(host.name)
+                break
+    return names
