@@ -166,6 +166,13 @@ class HookCall:
         if event.kind == "rule_loaded":
             self._record_rule_loaded(entry, now)
             return delta.EMPTY
+        if event.kind == "start" and self.spec.get("defer_to_prompt"):
+            # The host loses what a session start prints (Gemini drops a resumed user turn
+            # that starts with injected context): the next prompt delivers it instead.
+            entry["start_pending"] = True
+            delivery.touch(entry, now)
+            return delta.EMPTY
+        pending = event.kind == "prompt" and bool(entry.get("start_pending"))
 
         list_already = event.kind == "prompt"
         if event.kind == "subagent":
@@ -178,12 +185,14 @@ class HookCall:
             routed = _routed(self.index, slots)
         elif routed is None:
             return delta.EMPTY
-        if event.kind == "prompt" and entry.get("start_done"):
+        if event.kind == "prompt" and entry.get("start_done") and not pending:
             # Always-on cards are context for the whole session, not answers to a prompt.
             routed = [r for r in routed if not r.always]
+        if pending and self.mode == "startup":
+            routed = [r for r in routed if r.always]  # the session start's share only
         routed_keys = [r.key for r in routed]
 
-        note = delta.silence_note(self.mode, event.kind)
+        note = delta.silence_note(self.mode, "start" if pending else event.kind)
         if event.no_model_channel:
             note = "no channel to the model on this host: nothing delivered"
         if note:
@@ -194,6 +203,7 @@ class HookCall:
 
         delivered = set(entry.get("delivered") or [])
         new, already = delta.split(routed, delivered, self.mode)
+        already = [r for r in already if not r.always]  # session context, not this prompt's
         if event.kind == "path":
             cap = int(self.settings.get("load.max_path_cards", 3))
             new, already = new[:cap], []
@@ -211,6 +221,7 @@ class HookCall:
             # SubagentStart delivered the always cards to the subagent: its own prompts
             # (Codex fires UserPromptSubmit for them) neither resend nor list them.
             entry["start_done"] = True
+            entry.pop("start_pending", None)
         return result
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:

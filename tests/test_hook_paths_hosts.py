@@ -1,4 +1,4 @@
-"""Path triggers (Claude PreToolUse/InstructionsLoaded, Codex apply_patch, Gemini AfterTool)
+"""Path triggers (Claude PostToolUse/InstructionsLoaded, Codex apply_patch, Gemini AfterTool)
 and the runtime of Gemini, Cursor, Windsurf and OpenCode, from real payloads."""
 
 from __future__ import annotations
@@ -25,6 +25,36 @@ def ws(tmp_path: Path) -> Path:
 
 def hook_mode(ws: Path) -> None:
     (ws / ".agents" / "engram.json").write_text(json.dumps({"hooks": {"path_rules": "hook"}}))
+
+
+def native_mode(ws: Path) -> None:
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"hooks": {"path_rules": "native"}}))
+
+
+def claude_post(ws: Path, path: str, tool: str = "Read", **changes: object) -> dict:
+    return payload("claude", "PostToolUse.json", ws, tool_name=tool,
+                   tool_input={"file_path": path}, tool_response={"type": "text"}, **changes)
+
+
+def test_claude_posttooluse_is_the_default_path_trigger(ws: Path) -> None:
+    """No setting: hook mode, PostToolUse (its context survives a resume on every Claude
+    version; PreToolUse's is dropped by 2.1.197)."""
+    first = json.loads(call("claude", claude_post(ws, str(ws / "db/migrations/001.sql"))))
+    assert first["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert sent_ids(first["hookSpecificOutput"]["additionalContext"]) == ["migrations"]
+    for tool in ("Edit", "Write", "MultiEdit"):
+        assert call("claude", claude_post(ws, str(ws / "db/migrations/002.sql"), tool)).strip() == "{}"
+    assert sent_ids(context(call("claude", claude_post(ws, str(ws / "src/area1/a.py"), "Write")))) \
+        == ["area1"]
+    assert call("claude", payload("claude", "PostToolUse.json", ws)).strip() == "{}"  # Bash
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                          prompt="write the migrations")))
+    assert already(text) == ["migrations"] and sent_ids(text) == []
+
+
+def test_claude_posttooluse_native_mode_injects_nothing(ws: Path) -> None:
+    native_mode(ws)
+    assert call("claude", claude_post(ws, str(ws / "db/migrations/001.sql"))).strip() == "{}"
 
 
 def claude_read(ws: Path, path: str, tool: str = "Read") -> dict:
@@ -90,6 +120,7 @@ def test_relative_path_resolves_against_payload_cwd(ws: Path) -> None:
 
 
 def test_claude_native_mode_pretooluse_injects_nothing(ws: Path) -> None:
+    native_mode(ws)
     assert call("claude", claude_read(ws, str(ws / "db/migrations/001.sql"))).strip() == "{}"
 
 
@@ -208,6 +239,7 @@ def test_foreign_dialects_in_claude_settings_are_not_filed_as_claude(ws: Path) -
 def test_session_start_keeps_native_rules_in_step(ws: Path) -> None:
     from engram.cli import run
 
+    native_mode(ws)
     assert run(["link", "claude", "--cwd", str(ws)]) == 0
     rules = ws / ".claude" / "rules" / "engram"
     assert (rules / "migrations.md").exists() and (rules / "area0.md").exists()

@@ -257,20 +257,32 @@ def test_timeouts_in_each_hosts_unit(workspace: Path) -> None:
 
 
 def test_claude_path_trigger_follows_path_rules_and_global(workspace: Path) -> None:
-    assert engram("link", "claude", cwd=workspace) == 0
-    assert "InstructionsLoaded" in events(settings(workspace))
-    assert "PreToolUse" not in events(settings(workspace))
-    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "hook"}}')
+    assert engram("link", "claude", cwd=workspace) == 0  # default: hook mode, PostToolUse
+    hooks = events(settings(workspace))
+    assert "InstructionsLoaded" not in hooks and "PreToolUse" not in hooks
+    assert hooks["PostToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit"
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
     assert engram("link", "claude", cwd=workspace) == 0
     hooks = events(settings(workspace))
-    assert "InstructionsLoaded" not in hooks
-    assert hooks["PreToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit"
+    assert "InstructionsLoaded" in hooks and "PostToolUse" not in hooks
 
 
-def test_global_claude_link_uses_pre_tool_use(workspace: Path, isolated_dirs: Path) -> None:
+def test_global_claude_link_uses_post_tool_use(workspace: Path, isolated_dirs: Path) -> None:
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
     assert engram("link", "claude", "--global", cwd=workspace) == 0
     hooks = events(isolated_dirs / ".claude" / "settings.json")
-    assert "PreToolUse" in hooks and "InstructionsLoaded" not in hooks
+    assert "PostToolUse" in hooks and "InstructionsLoaded" not in hooks and "PreToolUse" not in hooks
+
+
+def test_relink_replaces_an_old_pre_tool_use_entry(workspace: Path) -> None:
+    path = settings(workspace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = {"type": "command", "command": f"{PINNED} hook claude", "timeout": 10}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read|Edit|Write|MultiEdit",
+                                                          "hooks": [old]}]}}))
+    assert engram("link", "claude", cwd=workspace) == 0
+    hooks = events(path)
+    assert "PreToolUse" not in hooks and "PostToolUse" in hooks
 
 
 def test_opencode_refuses_a_foreign_engram_js(workspace: Path) -> None:

@@ -78,6 +78,7 @@ def test_sync_into_an_unwritable_place_does_not_raise(tmp_path: Path) -> None:
 def test_link_writes_rules_for_workspace_cards_and_unlink_removes_them(
         workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
     memory = workspace / ".agents" / ".engram"
     (memory / "py-style.md").write_text(
         "---\nid: py-style\ntitle: Python style\napplies_to: ['src/**/*.py']\n---\nUse ruff.\n")
@@ -94,6 +95,7 @@ def test_link_writes_rules_for_workspace_cards_and_unlink_removes_them(
 
 
 def test_switching_to_hook_path_rules_removes_the_rule_files(workspace: Path) -> None:
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
     memory = workspace / ".agents" / ".engram"
     (memory / "py.md").write_text("---\nid: py\napplies_to: ['*.py']\n---\nBody.\n")
     assert engram("link", "claude", cwd=workspace) == 0
@@ -105,6 +107,7 @@ def test_switching_to_hook_path_rules_removes_the_rule_files(workspace: Path) ->
 
 def test_dry_run_link_names_the_rules_it_would_write_and_writes_none(
         workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
     (workspace / ".agents" / ".engram" / "py.md").write_text(
         "---\nid: py\napplies_to: ['*.py']\n---\nBody.\n")
     assert engram("link", "claude", "--dry-run", cwd=workspace) == 0

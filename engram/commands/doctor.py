@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from engram import hosts, workspace
+from engram import config, hosts, workspace
 from engram.installer import health
 from engram.installer.ops import ENVELOPE_VERSION, display, project_root
 
@@ -37,7 +37,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     """The whole report as the versioned JSON envelope `doctor --json` prints."""
     ws = workspace.load(cwd)
     settings = ws.settings if ws else {}
-    rules = str(settings.get("hooks.path_rules", "native"))
+    rules = str(settings.get("hooks.path_rules", config.SETTINGS_BY_KEY["hooks.path_rules"].default))
     root = project_root(cwd)
     rows = []
     for host in hosts.registry():

@@ -17,8 +17,8 @@ BEGIN: Final = ("<!-- BEGIN GENERATED parity table: edit hosts/*.yaml, then run 
                 "`python -m engram.installer.docs_table --write` -->")
 END: Final = "<!-- END GENERATED parity table -->"
 _WHEN: Final = {"session_end": "with `--session-end`",
-                "path_rules_native": "`hooks.path_rules: native` (default)",
-                "path_rules_hook": "`hooks.path_rules: hook` or `--global`"}
+                "path_rules_native": "`hooks.path_rules: native`",
+                "path_rules_hook": "`hooks.path_rules: hook` (default) or `--global`"}
 
 
 def _cell(text: str) -> str:

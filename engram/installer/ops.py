@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from engram import hosts, native_rules, workspace
+from engram import config, hosts, native_rules, workspace
 from engram.errors import EngramError
 from engram.host_adapter import Host
 from engram.installer.filedance import backup_root
@@ -37,7 +37,8 @@ def project_root(cwd: Path) -> Path:
 
 def path_rules(cwd: Path) -> str:
     ws = workspace.load(cwd)
-    return str(ws.settings["hooks.path_rules"]) if ws else "native"
+    return str(ws.settings["hooks.path_rules"]) if ws else \
+        str(config.SETTINGS_BY_KEY["hooks.path_rules"].default)
 
 
 def skipped(host: Host, scope: str) -> Change:

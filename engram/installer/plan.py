@@ -23,7 +23,7 @@ PLACEHOLDER: Final = '"__ENGRAM_HOOK_COMMAND__"'
 @dataclass(frozen=True)
 class Options:
     session_end: bool = False
-    path_rules: str = "native"  # the workspace's hooks.path_rules
+    path_rules: str = "hook"  # the workspace's hooks.path_rules
     global_scope: bool = False
 
 

@@ -1,8 +1,8 @@
 """The end-to-end suite runs only when asked: `pytest -m e2e tests/e2e` (or ENGRAM_E2E=1).
 The plain `pytest` of the README deselects it, so the unit tests stay fast and offline.
 
-Each client module builds one conversation (module-scoped fixture) and its tests check one
-event each in what the fake model received; the summary at the end lists, per client, the
+Each client module builds its conversations (module-scoped fixtures, once per client version
+of the matrix) and its tests check one event each in what the fake model received; the summary at the end lists, per client, the
 events verified and every hook call's duration."""
 
 from __future__ import annotations
@@ -12,13 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from . import harness
+from . import clients, harness
 
 E2E_DIR = Path(__file__).resolve().parent
 
 
 def _requested(config: pytest.Config) -> bool:
     return "e2e" in (config.getoption("-m") or "") or os.environ.get("ENGRAM_E2E") == "1"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test module names its client (`CLIENT = "claude"`); a test (or fixture) asking for
+    `version` runs once per version of that client's matrix (pinned, latest; see
+    clients.py), each version's conversations built and torn down together."""
+    client = getattr(metafunc.module, "CLIENT", None)
+    if "version" in metafunc.fixturenames and client in clients.CLIENTS:
+        metafunc.parametrize("version", clients.versions(client), scope="module")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -118,16 +118,34 @@ def check_memory(requests: list[Request], card_id: str, times: int = 1) -> list[
     """The suite's checker: problems (empty = fine) with card `card_id`'s body in `requests`.
     Every request must carry the body exactly `times` times: 0 is "missing", more is
     "duplicated"."""
+    return check_text(requests, BODY[card_id], card_id, times)
+
+
+def check_text(requests: list[Request], body: str, name: str, times: int = 1) -> list[str]:
+    """`check_memory` for any body (an edited card's new text, say)."""
     if not requests:
-        return [f"{card_id}: no model request to check"]
+        return [f"{name}: no model request to check"]
     problems = []
     for req in requests:
-        seen = req.count(BODY[card_id])
+        seen = req.count(body)
         if seen != times:
             what = "missing" if seen < times else "duplicated"
-            problems.append(f"{card_id} {what} in request #{req.n} ({req.answer}): "
+            problems.append(f"{name} {what} in request #{req.n} ({req.answer}): "
                             f"body found {seen}x, expected {times}x")
     return problems
+
+
+def copies(requests: list[Request], card_id: str) -> list[int]:
+    """How often card `card_id`'s body is in each request (for the report)."""
+    return [r.count(BODY[card_id]) for r in requests]
+
+
+def edit_card(workspace: Path, card_id: str, body: str) -> str:
+    """Rewrite card `card_id` with a new one-line body (same id, title and routing)."""
+    title, extra, _ = CARDS[card_id]
+    path = workspace / ".agents" / ".engram" / f"{card_id}.md"
+    path.write_text(f"---\nid: {card_id}\ntitle: {title}\n{extra}\n---\n{body}\n", encoding="utf-8")
+    return body
 
 
 def check_absent(requests: list[Request], card_id: str) -> list[str]:
@@ -155,7 +173,7 @@ class Run:
 @dataclass
 class Conversation:
     client: str
-    version: str
+    version: str  # what the client printed for --version
     workspace: Path
     home: Path
     env: dict[str, str]
@@ -165,6 +183,7 @@ class Conversation:
     link_output: str = ""
     doctor: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    label: str = ""  # the report's row: "<client> <version asked for>"
 
     # --- engram ---------------------------------------------------------------------------
     def engram(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -176,8 +195,8 @@ class Conversation:
                                  f"{done.stdout}\n{done.stderr}")
         return done
 
-    def link(self) -> str:
-        done = self.engram("link", self.client)
+    def link(self, *extra: str) -> str:
+        done = self.engram("link", self.client, *extra)
         self.link_output += done.stdout
         return done.stdout
 
@@ -205,19 +224,25 @@ class Conversation:
         return rows
 
     # --- the client -----------------------------------------------------------------------
-    def run(self, label: str, argv: list[str], timeout: float = RUN_TIMEOUT) -> Run:
-        """Run the client once (cwd = the workspace, stdin closed, bounded in time; on timeout
-        its process group is killed). Each stdout line is timestamped on arrival, so streamed
-        client events (Claude's hook_started/hook_response) give client-side durations."""
+    def run(self, label: str, argv: list[str], timeout: float = RUN_TIMEOUT,
+            turns: list[str] | None = None) -> Run:
+        """Run the client once (cwd = the workspace, bounded in time; on timeout its process
+        group is killed). Each stdout line is timestamped on arrival, so streamed client events
+        (Claude's hook_started/hook_response) give client-side durations. stdin is closed, or,
+        with `turns`, fed one line at a time: the first at once, each next one when the client
+        reports the previous turn's result (Claude's stream-json `{"type": "result"}`), then
+        closed: several user turns in one process, no resume between."""
         before_rows = len(self.observed_rows())
         first = self.server.mark()
         started = time.monotonic()
         proc = subprocess.Popen([str(self.binary), *argv], cwd=self.workspace, env=self.env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                stdin=subprocess.DEVNULL if turns is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        feed = _Feeder(proc.stdin, turns) if turns is not None else None
         lines: list[tuple[float, str]] = []
         errors: list[str] = []
-        readers = [threading.Thread(target=_pump, args=(proc.stdout, lines, True), daemon=True),
+        readers = [threading.Thread(target=_pump, args=(proc.stdout, lines, True, feed), daemon=True),
                    threading.Thread(target=_pump, args=(proc.stderr, errors, False), daemon=True)]
         for reader in readers:
             reader.start()
@@ -237,15 +262,29 @@ class Conversation:
         self.runs[label] = run
         return run
 
+    def run_together(self, runs: dict[str, list[str]]) -> list[Run]:
+        """Several client runs at once, each in its own thread (parallel sessions in one
+        workspace). Their request ranges overlap: select each one's requests with `tagged`."""
+        done: dict[str, Run] = {}
+        threads = [threading.Thread(target=lambda lab=lab, argv=argv: done.__setitem__(lab, self.run(lab, argv)))
+                   for lab, argv in runs.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [done[lab] for lab in runs if lab in done]
+
     def requests(self, label: str, *, subagent: bool | None = False,
-                 compaction: bool | None = False) -> list[Request]:
+                 compaction: bool | None = False, tagged: str = "") -> list[Request]:
         """The model-turn requests run `label` produced. By default the main thread only:
         `subagent=True` selects the subagent's, `compaction=True` the compaction requests,
-        None either."""
+        None either; `tagged` keeps those whose user messages contain that text."""
         run = self.runs[label]
         out = []
         for req in self.server.model_calls(since=run.first):
             if req.n > run.last or _side_request(req):
+                continue
+            if tagged and not any(tagged in t for t in user_texts(req)):
                 continue
             if subagent is not None and is_subagent(req) != subagent:
                 continue
@@ -258,9 +297,37 @@ class Conversation:
         return [row for run in self.runs.values() for row in run.hooks]
 
 
-def _pump(stream: Any, sink: list[Any], stamp: bool) -> None:
+class _Feeder:
+    """Writes a client's stdin one turn at a time (see `Conversation.run`)."""
+
+    def __init__(self, stdin: Any, turns: list[str]) -> None:
+        self.stdin, self.left = stdin, list(turns)
+        self.next()
+
+    def next(self) -> None:
+        try:
+            if self.left:
+                self.stdin.write(self.left.pop(0))
+                self.stdin.flush()
+            else:
+                self.stdin.close()
+        except (OSError, ValueError):
+            pass  # the client is gone; its exit status tells the test
+
+    def saw(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(event, dict) and event.get("type") == "result":
+            self.next()
+
+
+def _pump(stream: Any, sink: list[Any], stamp: bool, feed: _Feeder | None = None) -> None:
     for line in iter(stream.readline, ""):
         sink.append((time.monotonic(), line) if stamp else line)
+        if feed is not None:
+            feed.saw(line)
     stream.close()
 
 
@@ -368,10 +435,12 @@ def report(client: str, version: str = "") -> dict[str, Any]:
     return entry
 
 
-def verdict(client: str, event: str, problems: list[str], detail: str = "") -> None:
-    """Record one event's result for the summary, then fail the test when it has problems."""
-    report(client)["events"][event] = ("PASS" if not problems else "FAIL") + (f" ({detail})" if detail else "")
-    assert not problems, f"{client} {event}:\n  " + "\n  ".join(problems)
+def verdict(who: "Conversation | str", event: str, problems: list[str], detail: str = "") -> None:
+    """Record one event's result for the summary (under the conversation's client and
+    version), then fail the test when it has problems."""
+    label = who.label if isinstance(who, Conversation) else who
+    report(label)["events"][event] = ("PASS" if not problems else "FAIL") + (f" ({detail})" if detail else "")
+    assert not problems, f"{label} {event}:\n  " + "\n  ".join(problems)
 
 
 def run_problems(conversation: Conversation, *labels: str) -> list[str]:
@@ -436,15 +505,20 @@ def subagent_problems(conversation: Conversation, label: str) -> list[str]:
     return check_memory(requests[:1], "overview") + check_memory(requests[:1], "alpha")
 
 
-def doctor_problems(conversation: Conversation, must_fire: list[str]) -> list[str]:
+def doctor_host(conversation: Conversation) -> dict[str, Any] | None:
     doctor = conversation.run_doctor()
-    host = next((h for h in doctor.get("hosts", []) if h.get("host") == conversation.client), None)
+    return next((h for h in doctor.get("hosts", []) if h.get("host") == conversation.client), None)
+
+
+def doctor_problems(conversation: Conversation, must_fire: list[str],
+                    scope: str = "project") -> list[str]:
+    host = doctor_host(conversation)
     if host is None:
         return [f"doctor --json has no {conversation.client} entry"]
     problems = []
-    project = next((c for c in host.get("configured", []) if c.get("scope") == "project"), {})
+    project = next((c for c in host.get("configured", []) if c.get("scope") == scope), {})
     if project.get("state") != "linked" or project.get("broken"):
-        problems.append(f"doctor: project config not reported linked: {project}")
+        problems.append(f"doctor: {scope} config not reported linked: {project}")
     observed = host.get("observed") or {}
     for event in must_fire:
         if not (observed.get(event) or {}).get("count"):
@@ -458,7 +532,7 @@ def timing_problems(*conversations: Conversation) -> list[str]:
     records time each call inside the hook; where the client reports its hook calls (Claude's
     stream-json), their outcome must be success and their client-side time is reported too."""
     rows = [row for c in conversations for row in c.all_hook_rows()]
-    entry = report(conversations[0].client)
+    entry = report(conversations[0].label)
     entry["hooks"] = hook_summary(rows)
     entry["calls"] = [f"{run.label}: " + ", ".join(f"{row['event']} {row.get('ms', '?')}" for row in run.hooks)
                       for c in conversations for run in c.runs.values() if run.hooks]
@@ -477,15 +551,18 @@ def timing_problems(*conversations: Conversation) -> list[str]:
 
 # --------------------------------------------------------------------------- a conversation
 @contextlib.contextmanager
-def conversation(client: str) -> Iterator[Conversation]:
-    """A client installed (or the module skipped with the reason), a fresh workspace and HOME
-    in a temp dir, the fake model running; everything removed afterwards."""
+def conversation(client: str, version: str | None = None) -> Iterator[Conversation]:
+    """A client installed in `version` (default: the first of its matrix; or the module
+    skipped with the reason), a fresh workspace and HOME in a temp dir, the fake model
+    running; everything removed afterwards."""
+    version = version or clients.versions(client)[0]
+    label = f"{client} {version}"
     try:
-        binary, printed = clients.ensure(client)
+        binary, printed = clients.ensure(client, version)
     except clients.Unavailable as exc:
-        report(client)["skipped"] = str(exc)
-        pytest.skip(f"e2e {client}: {exc}")
-    report(client, printed)
+        report(label)["skipped"] = str(exc)
+        pytest.skip(f"e2e {label}: {exc}")
+    report(label, printed)
     keep = os.environ.get("ENGRAM_E2E_KEEP") == "1"
     root = Path(tempfile.mkdtemp(prefix=f"engram-e2e-{client}-")).resolve()
     server = FakeModel(str(root / "requests.jsonl")).start()
@@ -494,12 +571,12 @@ def conversation(client: str) -> Iterator[Conversation]:
         home.mkdir()
         workspace = make_workspace(root / "proj", ledger_lines=400)
         env = base_env(home, server)
-        yield Conversation(client, printed, workspace, home, env, server, binary)
+        yield Conversation(client, printed, workspace, home, env, server, binary, label=label)
     finally:
         server.stop()
         stray = sorted({f"{r.method} {r.path}" for r in server.stray()})
-        report(client)["stray"] = sorted(set(report(client)["stray"]) | set(stray))
+        report(label)["stray"] = sorted(set(report(label)["stray"]) | set(stray))
         if keep:
-            print(f"\n[e2e] {client} work dir kept: {root}")
+            print(f"\n[e2e] {label} work dir kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)

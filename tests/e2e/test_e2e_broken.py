@@ -76,7 +76,7 @@ def test_wrong_envelope_is_caught(client: str) -> None:
             f"the wrapped hook never produced alpha's body: {produced}"
         requests = c.requests("broken")
         problems = check_memory(requests, "alpha")
-        report(client)["events"]["broken install (wrong envelope) caught"] = \
+        report(c.label)["events"]["broken install (wrong envelope) caught"] = \
             "PASS" if problems and all("missing" in p for p in problems) else "FAIL"
         assert problems, "the checker did not notice the memory missing from the model request"
         assert all("missing" in p for p in problems), problems

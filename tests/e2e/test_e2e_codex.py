@@ -61,8 +61,8 @@ def exec_args(text: str, *extra: str, resume: bool = False) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def convo() -> Iterator[Conversation]:
-    with conversation(CLIENT) as c:
+def convo(version: str) -> Iterator[Conversation]:
+    with conversation(CLIENT, version) as c:
         setup(c)
         c.link()
         plan1 = c.server.plan("codex1", [("agent", SUBAGENT_TASK), ("wait",)])
@@ -79,26 +79,26 @@ def convo() -> Iterator[Conversation]:
 
 
 def test_link_writes_this_installations_hook(convo: Conversation) -> None:
-    verdict(CLIENT, "link (.codex/hooks.json)", link_problems(convo.workspace / ".codex" / "hooks.json", CLIENT))
+    verdict(convo, "link (.codex/hooks.json)", link_problems(convo.workspace / ".codex" / "hooks.json", CLIENT))
 
 
 def test_prompt_delivers_routed_card_once(convo: Conversation) -> None:
     requests = convo.requests("prompt1")
     problems = run_problems(convo, "prompt1") + check_memory(requests, "alpha") + \
         check_memory(requests, "overview") + check_absent(requests, "beta")
-    verdict(CLIENT, "SessionStart + UserPromptSubmit", problems, f"{len(requests)} requests")
+    verdict(convo, "SessionStart + UserPromptSubmit", problems, f"{len(requests)} requests")
 
 
 def test_resumed_prompt_sends_only_the_delta(convo: Conversation) -> None:
     problems = run_problems(convo, "prompt2") + delta_problems(convo, "prompt2")
-    verdict(CLIENT, "resume: delta + already loaded", problems)
+    verdict(convo, "resume: delta + already loaded", problems)
 
 
 def test_apply_patch_under_applies_to_delivers_card(convo: Conversation) -> None:
     problems = path_problems(convo, "prompt2", "tool:apply_patch")
     if "entry 99999" not in (convo.workspace / LEDGER).read_text(encoding="utf-8"):
         problems.append("the patch was not applied")
-    verdict(CLIENT, "PreToolUse apply_patch", problems)
+    verdict(convo, "PreToolUse apply_patch", problems)
 
 
 def test_subagent_gets_session_context(convo: Conversation) -> None:
@@ -107,7 +107,7 @@ def test_subagent_gets_session_context(convo: Conversation) -> None:
         for ids in already_lines(req):
             if "overview" in ids:  # an always card is never listed after it was delivered
                 problems.append(f"subagent request #{req.n} lists the always card: already loaded: {ids}")
-    verdict(CLIENT, "SubagentStart (+ subagent's UserPromptSubmit)", problems)
+    verdict(convo, "SubagentStart (+ subagent's UserPromptSubmit)", problems)
 
 
 def test_memory_comes_back_after_compaction(convo: Conversation) -> None:
@@ -121,14 +121,14 @@ def test_memory_comes_back_after_compaction(convo: Conversation) -> None:
         problems += check_memory(later[:1], "overview")
     after = convo.requests("after")
     problems += check_memory(after, "overview") + check_memory(after, "alpha")
-    verdict(CLIENT, "auto-compaction -> reset, memory back", problems)
+    verdict(convo, "auto-compaction -> reset, memory back", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
     problems = doctor_problems(convo, ["SessionStart", "UserPromptSubmit", "PreToolUse",
                                        "PreCompact", "SubagentStart"])
-    verdict(CLIENT, "doctor --json", problems)
+    verdict(convo, "doctor --json", problems)
 
 
 def test_no_hook_timed_out(convo: Conversation) -> None:
-    verdict(CLIENT, "hook durations, no timeout", timing_problems(convo))
+    verdict(convo, "hook durations, no timeout", timing_problems(convo))

@@ -1,19 +1,21 @@
 """Gemini CLI, headless (`gemini -p`, `--resume latest`), against the fake model's Gemini API,
-after a real `engram link gemini`.
+after a real `engram link gemini`; every conversation runs once per version of the matrix.
 
 Conversation: (0) an opening prompt that routes nothing; (1) resume with a prompt routing
 alpha; (2) resume with a prompt routing alpha and beta, whose turn reads the ledger with
-read_file (gamma applies to ledger/**: AfterTool).
+read_file (gamma applies to ledger/**: AfterTool). Two more: cards edited mid-session, and
+proof mode, each resumed twice, checking that no user turn is lost.
+
+Why nothing is printed at SessionStart: headless Gemini CLI 0.61.0 puts SessionStart's context
+in front of the user's prompt, and on `--resume` drops every saved user message that starts with
+injected context (the whole turn: prompt and memory). engram's SessionStart therefore prints
+nothing on Gemini and the next BeforeAgent delivers what it would have; the always card rides
+with the first prompt, and every turn survives a resume.
 
 Compression is not exercised: in headless mode `/compress` starts the compression without
 waiting for it (the command's action is fire-and-forget) and then sends "/compress" to the
 model as a prompt, so whether the history gets replaced is a race; auto-compression needs a
 context near the model's limit. See `test_memory_comes_back_after_compress`.
-
-Why the opener: Gemini CLI 0.61.0 drops the first user turn of a session (the one merged with
-its `<session_context>`) when the session is resumed, together with the context hooks injected
-into it. `test_resumed_history_keeps_first_turn` records that loss; it is expected to fail
-until Gemini fixes it (strict xfail, so the suite notices the day it does).
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from typing import Iterator
 
 import pytest
 
-from .harness import (LEDGER, Conversation, check_absent, check_memory, conversation,
-                      delta_problems, doctor_problems, link_problems, path_problems, report,
-                      run_problems, timing_problems, verdict)
+from .harness import (LEDGER, Conversation, check_absent, check_memory, check_text,
+                      conversation, delta_problems, doctor_problems, edit_card, link_problems,
+                      path_problems, report, run_problems, timing_problems, user_texts, verdict)
 
 CLIENT = "gemini"
 MODEL = "gemini-2.5-flash"
@@ -51,8 +53,8 @@ def prompt(text: str, resume: bool = True) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def convo() -> Iterator[Conversation]:
-    with conversation(CLIENT) as c:
+def convo(version: str) -> Iterator[Conversation]:
+    with conversation(CLIENT, version) as c:
         setup(c)
         c.link()
         c.run("opener", prompt("Hello there.", resume=False))
@@ -63,31 +65,31 @@ def convo() -> Iterator[Conversation]:
 
 
 def test_link_writes_this_installations_hook(convo: Conversation) -> None:
-    verdict(CLIENT, "link (.gemini/settings.json)",
+    verdict(convo, "link (.gemini/settings.json)",
             link_problems(convo.workspace / ".gemini" / "settings.json", CLIENT))
 
 
-def test_session_start_delivers_always_card_once(convo: Conversation) -> None:
+def test_first_prompt_delivers_always_card_once(convo: Conversation) -> None:
     requests = convo.requests("opener")
     problems = run_problems(convo, "opener") + check_memory(requests, "overview") + \
         check_absent(requests, "alpha")
-    verdict(CLIENT, "SessionStart", problems)
+    verdict(convo, "SessionStart (silent) -> first BeforeAgent", problems)
 
 
 def test_prompt_delivers_routed_card_once(convo: Conversation) -> None:
     requests = convo.requests("prompt1")
     problems = run_problems(convo, "prompt1") + check_memory(requests, "alpha") + \
         check_absent(requests, "beta")
-    verdict(CLIENT, "BeforeAgent", problems, f"{len(requests)} requests")
+    verdict(convo, "BeforeAgent", problems, f"{len(requests)} requests")
 
 
 def test_resumed_prompt_sends_only_the_delta(convo: Conversation) -> None:
     problems = run_problems(convo, "prompt2") + delta_problems(convo, "prompt2")
-    verdict(CLIENT, "--resume: delta + already loaded", problems)
+    verdict(convo, "--resume: delta + already loaded", problems)
 
 
 def test_read_file_under_applies_to_delivers_card(convo: Conversation) -> None:
-    verdict(CLIENT, "AfterTool read_file", path_problems(convo, "prompt2", "tool:read_file"))
+    verdict(convo, "AfterTool read_file", path_problems(convo, "prompt2", "tool:read_file"))
 
 
 def test_memory_comes_back_after_compress(convo: Conversation) -> None:
@@ -95,26 +97,85 @@ def test_memory_comes_back_after_compress(convo: Conversation) -> None:
               "fires PreCompress(manual) and starts the compression without awaiting it, then "
               "sends '/compress' to the model as a prompt, so the history may or may not be "
               "replaced (on this machine it was not, and engram's reset re-sent alpha: 2 copies)")
-    report(CLIENT)["events"]["compression"] = "SKIPPED (not reliably reachable headless)"
+    report(convo.label)["events"]["compression"] = "SKIPPED (not reliably reachable headless)"
     pytest.skip(reason)
 
 
-@pytest.mark.xfail(strict=True, reason="Gemini CLI 0.61.0 drops the first user turn (and the "
-                   "context injected into it) from a resumed session")
 def test_resumed_history_keeps_first_turn(convo: Conversation) -> None:
+    """The opener's turn (prompt and the always card delivered with it) survives the resume."""
     requests = convo.requests("prompt1")
-    problems = check_memory(requests, "overview")
-    if problems:
-        report(CLIENT)["notes"].append(
-            "client bug: --resume drops the session's first turn, so the always card delivered "
-            "at SessionStart is gone from the resumed history while engram counts it delivered")
-    assert not problems, problems
+    problems = check_memory(requests, "overview") + turn_problems(requests, ["Hello there."])
+    verdict(convo, "--resume keeps the first turn and its memory", problems)
+
+
+def turn_problems(requests: list, prompts: list[str]) -> list[str]:
+    """Every earlier prompt is in every request exactly once: no user turn lost on resume."""
+    problems = []
+    for req in requests:
+        for text in prompts:
+            seen = sum(t.count(text) for t in user_texts(req))
+            if seen != 1:
+                problems.append(f"user turn {text!r} found {seen}x in request #{req.n}, expected 1x")
+    return problems or ([] if requests else ["no model request to check"])
+
+
+EDITED = {"alpha": "ALPHA-EDITED-5f3 Zebrafish records are validated three times now.",
+          "overview": "OVERVIEW-EDITED-8a1 The orchard service moved its data to vault/."}
+
+
+@pytest.fixture(scope="module")
+def edited(version: str) -> Iterator[Conversation]:
+    """Cards edited mid-session, then two resumes: the resume after the edit delivers the new
+    always card (printed at SessionStart before, which made Gemini drop that turn)."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        c.run("first", prompt("Tell me about zebrafish.", resume=False))
+        for card_id, body in EDITED.items():
+            edit_card(c.workspace, card_id, body)
+        c.run("second", prompt("Zebrafish again, please."))
+        c.run("third", prompt("And quokka?"))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def proof(version: str) -> Iterator[Conversation]:
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.engram("config", "set", "proof", "compact")
+        c.link()
+        c.run("first", prompt("Hello there.", resume=False))
+        c.run("second", prompt("Tell me about zebrafish."))
+        c.run("third", prompt("And quokka?"))
+        yield c
+
+
+def test_resume_after_edit_keeps_every_turn(edited: Conversation) -> None:
+    problems = run_problems(edited, "first", "second", "third")
+    second, third = edited.requests("second"), edited.requests("third")
+    for card_id, body in EDITED.items():
+        problems += check_text(second + third, body, f"{card_id} (edited)")
+    problems += check_memory(second + third, "overview") + check_memory(second + third, "alpha")
+    problems += turn_problems(second, ["Tell me about zebrafish."])
+    problems += turn_problems(third, ["Tell me about zebrafish.", "Zebrafish again, please."])
+    verdict(edited, "--resume with an edited always card: no turn lost", problems)
+
+
+def test_resume_in_proof_mode_keeps_every_turn(proof: Conversation) -> None:
+    problems = run_problems(proof, "first", "second", "third")
+    second, third = proof.requests("second"), proof.requests("third")
+    problems += turn_problems(second, ["Hello there."])
+    problems += turn_problems(third, ["Hello there.", "Tell me about zebrafish."])
+    problems += check_memory(second + third, "overview") + check_memory(third, "alpha")
+    if third and "Engram proof" not in third[0].body:
+        problems.append(f"no proof line in request #{third[0].n}")
+    verdict(proof, "--resume in proof mode: no turn lost", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
     problems = doctor_problems(convo, ["SessionStart", "BeforeAgent", "AfterTool", "PreCompress"])
-    verdict(CLIENT, "doctor --json", problems)
+    verdict(convo, "doctor --json", problems)
 
 
-def test_no_hook_timed_out(convo: Conversation) -> None:
-    verdict(CLIENT, "hook durations, no timeout", timing_problems(convo))
+def test_no_hook_timed_out(convo: Conversation, edited: Conversation, proof: Conversation) -> None:
+    verdict(convo, "hook durations, no timeout", timing_problems(convo, edited, proof))
