@@ -288,8 +288,13 @@ def _score(runs: list[tuple[dict[str, Any], list[str]]]) -> dict[str, Any]:
 LABELLED_SETS = {
     # name: (repository folder in the data dir, rules folder inside it, labels, role)
     "inbox-zero": ("inbox-zero", ".cursor/rules", LABELS, "test"),
+    "awesome-copilot": ("awesome-copilot", "instructions", BENCH / "labels" / "awesome-copilot.jsonl",
+                        "test"),
     "continue-dev": ("continue", ".continue/rules", BENCH / "labels" / "continue-dev.jsonl", "dev"),
 }
+# The sets the goal applies to: labels written before the ranking they measure was changed.
+GATED_SETS = ("inbox-zero", "awesome-copilot")
+GOAL = {"precision": 0.80, "recall": 0.90, "abstention": 0.90}
 
 
 def labelled(data: Path, name: str, quick: bool, verbose: bool) -> dict[str, Any]:
@@ -367,7 +372,33 @@ def render(glob: dict[str, Any] | None, sets: list[dict[str, Any]]) -> str:
         lines.append(f"    engram beats bm25-top3 on {', '.join(wins) or 'nothing'}"
                      + ("" if len(wins) == 3 else
                         f"; NOT on {', '.join(m for m in ('recall', 'precision', 'abstention') if m not in wins)}"))
+    if sets:
+        lines.extend(side_by_side(sets))
     return "\n".join(lines)
+
+
+def goal_failures(labelled: dict[str, Any]) -> list[str]:
+    engram = labelled["systems"]["engram"]
+    return [f"{metric} {engram[metric]:.3f} < {floor:.2f}" for metric, floor in GOAL.items()
+            if engram[metric] < floor]
+
+
+def side_by_side(sets: list[dict[str, Any]]) -> list[str]:
+    goal = ", ".join(f"{m} >= {v:.2f}" for m, v in GOAL.items())
+    lines = [f"(3) side by side: recall / precision / abstention (goal on {', '.join(GATED_SETS)}: {goal})"]
+    header = f"    {'system':<27}" + "".join(f" {s['name'] + ' (' + str(s['prompts']) + ')':>24}" for s in sets)
+    lines.append(header)
+    for system in sets[0]["systems"]:
+        cells = []
+        for labelled in sets:
+            r = labelled["systems"][system]
+            cells.append(f" {r['recall']:.3f} / {r['precision']:.3f} / {r['abstention']:.3f}".rjust(25))
+        lines.append(f"    {system:<27}" + "".join(cells))
+    for labelled in sets:
+        if labelled["name"] in GATED_SETS:
+            failures = goal_failures(labelled)
+            lines.append(f"    {labelled['name']}: goal {'met' if not failures else 'NOT met: ' + '; '.join(failures)}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -391,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
             glob = None if args.only == "labelled" else continue_glob(args.data, args.quick, args.verbose)
             sets = [] if args.only == "glob" else [
                 labelled(args.data, name, args.quick, args.verbose)
-                for name in (args.sets or ("inbox-zero", "continue-dev"))]
+                for name in (args.sets or ("inbox-zero", "awesome-copilot", "continue-dev"))]
         finally:
             if saved is None:
                 os.environ.pop("ENGRAM_STATE_DIR", None)
