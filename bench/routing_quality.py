@@ -305,6 +305,10 @@ def labelled(data: Path, name: str, quick: bool, verbose: bool) -> dict[str, Any
     rules = root / rules_rel
     labels = [json.loads(line) for line in labels_file.read_text(encoding="utf-8").splitlines()
               if line.strip()]
+    # A row whose expected cards the host itself would never load (say, a `.md` note in
+    # `.cursor/rules/`) is kept in the file with its reason and left out of the scores.
+    excluded = [label for label in labels if label.get("excluded")]
+    labels = [label for label in labels if not label.get("excluded")]
     if quick:
         labels = labels[:8] + [l for l in labels if not l.get("expected")][:4]
     compiled = engram_index(rules)
@@ -335,6 +339,7 @@ def labelled(data: Path, name: str, quick: bool, verbose: bool) -> dict[str, Any
                   f"+ok {label.get('acceptable', [])}\n      engram {chosen}\n"
                   f"      bm25   {runs['bm25-top3'][-1][1]}", file=sys.stderr)
     return {"name": name, "role": role, "prompts": len(labels), "cards": len(compiled.active),
+            "excluded": [(label["prompt"], label["excluded"]) for label in excluded],
             "always_excluded": sorted(always_ids), "always_files": sorted(always_files),
             "systems": {name: _score(rows) for name, rows in runs.items()}}
 
@@ -361,6 +366,8 @@ def render(glob: dict[str, Any] | None, sets: list[dict[str, Any]]) -> str:
         lines.append(f"(2) {labelled['name']} description routing ({role}): {labelled['prompts']} "
                      f"labelled prompts over {labelled['cards']} cards; always-on excluded from "
                      f"scoring: {', '.join(labelled['always_excluded']) or 'none'}")
+        for prompt, reason in labelled.get("excluded", ()):
+            lines.append(f"    not scored: {prompt!r}: {reason}")
         lines.append(f"    {'system':<27} {'recall':>7} {'precision':>9} {'abstention':>10} "
                      f"{'strict P':>8} {'silent on-topic':>15} {'mean sel':>8}")
         for name, s in labelled["systems"].items():

@@ -18,6 +18,24 @@ MAX_CARD_BYTES: Final = 256 * 1024
 RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "proposals",
                                   ".git", "node_modules", ".engram-state", "__pycache__"})
 CARD_SUFFIXES: Final = (".md", ".mdc")
+# Host rule folders load only their own kind of file: Cursor reads only `.mdc` from
+# `.cursor/rules/` (a `.md` there is a note or a wireframe, never a rule), Copilot only
+# `*.instructions.md` from `.github/instructions/`, Claude only `.md` from `.claude/rules/`.
+# (folder marker, the suffix a rule file there must have, the host's name for the message)
+HOST_RULE_FOLDERS: Final = (
+    (os.sep + os.path.join(".cursor", "rules") + os.sep, ".mdc", "Cursor"),
+    (os.sep + os.path.join(".github", "instructions") + os.sep, ".instructions.md", "Copilot"),
+    (os.sep + os.path.join(".claude", "rules") + os.sep, ".md", "Claude Code"),
+)
+
+
+def host_rule_suffix(folder: str) -> tuple[str, str] | None:
+    """(required suffix, host) when `folder` lies in a host's rule folder, else None."""
+    probe = folder.rstrip(os.sep) + os.sep
+    for marker, suffix, host in HOST_RULE_FOLDERS:
+        if marker in probe:
+            return suffix, host
+    return None
 
 
 class FoundFile:
@@ -64,11 +82,23 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                 problems.append(Problem(folder, None, "error", f"cannot read folder: {exc.strerror}",
                                         "unreadable"))
                 continue
+            host_rule = host_rule_suffix(folder)
             for entry in entries:
                 name = entry.name
                 # The common case first, in as few calls as possible: a plain card file. A scan
                 # runs on every hook call, once per card.
                 is_card = name.endswith(CARD_SUFFIXES) or name.lower().endswith(CARD_SUFFIXES)
+                if is_card and host_rule is not None and not name.lower().endswith(host_rule[0]):
+                    try:
+                        plain_file = entry.is_file()
+                    except OSError:
+                        plain_file = False
+                    if plain_file:
+                        problems.append(Problem(
+                            entry.path, None, "warning",
+                            f"not a rule file: {host_rule[1]} loads only *{host_rule[0]} from "
+                            f"this folder, so engram does not route it either", "not-a-rule"))
+                    continue
                 try:
                     is_link = entry.is_symlink()
                     if not is_link and is_card and not entry.is_dir(follow_symlinks=False):

@@ -394,3 +394,32 @@ def test_dependency_order_puts_prerequisites_first() -> None:
     order = store.dependency_order([card("c", "b"), card("b", "a"), card("a"), card("z", "a")])
     assert order.index("a") < order.index("b") < order.index("c")
     assert order.index("a") < order.index("z")
+
+
+@pytest.mark.parametrize("folder, rule, not_rule", [
+    (".cursor/rules", "api.mdc", "wireframes/settings.md"),
+    (".github/instructions", "go.instructions.md", "README.md"),
+    (".claude/rules", "style.md", "old.mdc"),
+])
+def test_a_host_rule_folder_routes_only_the_files_its_host_loads(tmp_path: Path, folder: str,
+                                                                rule: str, not_rule: str) -> None:
+    """Cursor loads only .mdc from .cursor/rules (a .md there is a note or a wireframe),
+    Copilot only *.instructions.md from .github/instructions, Claude only .md from
+    .claude/rules: engram routes what the host would load, and says why it skips the rest."""
+    root = tmp_path / folder
+    for name in (rule, not_rule):
+        write_card(root, name, "---\ndescription: settings layout\n---\nThe settings tab layout.\n")
+    found, problems = store.scan([(str(root), "workspace")])
+    assert [os.path.basename(f.path) for f in found] == [os.path.basename(rule)]
+    assert [(p.code, p.severity, os.path.basename(p.path)) for p in problems] == [
+        ("not-a-rule", "warning", os.path.basename(not_rule))]
+    assert "loads only" in problems[0].message
+
+
+def test_plain_markdown_outside_host_rule_folders_still_counts(tmp_path: Path) -> None:
+    root = tmp_path / MEM
+    write_card(root, "notes.md", "---\nid: notes\n---\nbody\n")
+    write_card(root, "rule.mdc", "---\ndescription: d\n---\nbody\n")
+    found, problems = store.scan([(str(root), "workspace")])
+    assert sorted(os.path.basename(f.path) for f in found) == ["notes.md", "rule.mdc"]
+    assert problems == []
