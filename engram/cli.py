@@ -133,6 +133,8 @@ def link(
     host: str = typer.Argument(..., help="claude | codex | gemini | cursor | windsurf | "
                                "opencode | all (copilot and cline are explained)"),
     global_scope: bool = typer.Option(False, "--global", help="Write the user-level config."),
+    local: bool = typer.Option(False, "--local", help="Write the personal, uncommitted project "
+                               "file (.claude/settings.local.json)."),
     session_end: bool = typer.Option(False, "--session-end",
                                      help="Also register the SessionEnd transcript queue hook."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
@@ -143,13 +145,14 @@ def link(
     from engram.commands import link as command
 
     raise typer.Exit(command.run(host=host, global_scope=global_scope, session_end=session_end,
-                                 dry_run=dry_run, as_json=as_json, cwd=_cwd(cwd)))
+                                 dry_run=dry_run, as_json=as_json, cwd=_cwd(cwd), local=local))
 
 
 @app.command()
 def unlink(
     host: str = typer.Argument(..., help="A host name or all."),
     global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
+    local: bool = typer.Option(False, "--local", help="Use the personal project file."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
@@ -158,7 +161,28 @@ def unlink(
     from engram.commands import unlink as command
 
     raise typer.Exit(command.run(host=host, global_scope=global_scope, dry_run=dry_run,
-                                 as_json=as_json, cwd=_cwd(cwd)))
+                                 as_json=as_json, cwd=_cwd(cwd), local=local))
+
+
+@app.command()
+def restore(
+    host: str = typer.Argument(..., help="The host whose config file to restore."),
+    global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
+    local: bool = typer.Option(False, "--local", help="Use the personal project file."),
+    list_only: bool = typer.Option(False, "--list", help="List the saved versions."),
+    backup: Optional[str] = typer.Option(None, "--backup", help="The ID of a saved version "
+                                         "(see --list)."),
+    original: bool = typer.Option(False, "--original",
+                                  help="The file as it was before engram first changed it."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Put back a saved version of a host config (the current file is backed up first)."""
+    from engram.commands import restore as command
+
+    raise typer.Exit(command.run(host=host, global_scope=global_scope, local=local,
+                                 list_only=list_only, backup=backup, original=original,
+                                 dry_run=dry_run, cwd=_cwd(cwd)))
 
 
 @app.command()

@@ -25,6 +25,7 @@ class Setting:
     maximum: int | None = None
     user_only: bool = False
     workspace_only: bool = False
+    or_path: bool = False  # besides the choices, an absolute path is a valid value
 
 
 SETTINGS: Final[tuple[Setting, ...]] = (
@@ -40,6 +41,10 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("hooks.path_rules", "hook",
             "Claude path trigger: a PostToolUse hook, or native .claude/rules files",
             choices=("native", "hook")),
+    Setting("hooks.command", "auto",
+            "the engram a hook entry runs: auto (`engram` on PATH in shared project files, this "
+            "installation's absolute path with --global/--local), path, absolute, or a path",
+            choices=("auto", "path", "absolute"), or_path=True),
     Setting("roots", [], "extra memory roots, relative to the workspace root",
             kind=list, workspace_only=True),
     Setting("transcripts.allowed_dirs", [],
@@ -49,6 +54,10 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("security.follow_symlinks", False,
             "follow symlinked memory roots and cards that point outside the workspace",
             kind=bool),
+    Setting("install.follow_symlinks", False,
+            "let link write through symlinked host configs and rule folders that point outside "
+            "the workspace or the host's config folder (user scope only)",
+            kind=bool, user_only=True),
 )
 SETTINGS_BY_KEY: Final = {s.key: s for s in SETTINGS}
 
@@ -117,7 +126,8 @@ def coerce(key: str, raw: Any) -> Any:
     else:
         if not isinstance(raw, str):
             raise EngramError(f"{key} must be a string, not {raw!r}")
-        if setting.choices and raw not in setting.choices:
+        if setting.choices and raw not in setting.choices and not (
+                setting.or_path and os.path.isabs(os.path.expanduser(raw))):
             raise EngramError(f"invalid value {raw!r} for {key}",
                               "valid values: " + ", ".join(setting.choices))
     return value

@@ -287,7 +287,9 @@ class HookCall:
 
             scoped = [self.index.card(slot) for slot in self.index.active
                       if self.index.row(slot)[C_APPLIES]]
-            native_rules.sync_rules(Path(rules_dir), scoped)
+            # Never through a committed symlink that leads out of the workspace.
+            native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
+                                    follow=self.settings.get("install.follow_symlinks") is True)
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
             from engram import log
 

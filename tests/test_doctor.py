@@ -33,7 +33,7 @@ def host(report: dict, name: str) -> dict:
 def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture) -> None:
     code, report = doctor(workspace, capsys)
     assert code == 0
-    assert set(report) == {"version", "ok", "workspace", "lint", "hosts", "problems"}
+    assert set(report) == {"version", "ok", "workspace", "lint", "hosts", "problems", "warnings"}
     assert report["version"] == 1
     assert set(report["workspace"]) == {"root", "memory_roots", "read", "proof", "path_rules",
                                         "warnings"}
@@ -43,7 +43,8 @@ def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture
     assert set(claude["configured"][0]) == {
         "scope", "path", "exists", "state", "present", "stale", "missing", "command_resolvable",
         "timeout_unit_ok", "broken", "problem", "fix"}
-    assert [c["scope"] for c in claude["configured"]] == ["project", "global"]
+    assert [c["scope"] for c in claude["configured"]] == ["project", "local", "global"]
+    assert [c["scope"] for c in host(report, "codex")["configured"]] == ["project", "global"]
     assert host(report, "copilot")["configured"] == []
     assert report["workspace"]["read"] == "auto" and report["workspace"]["proof"] == "off"
 

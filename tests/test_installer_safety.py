@@ -101,12 +101,20 @@ def test_a_change_that_would_delete_a_comment_is_refused(workspace: Path,
     assert "comment near line 5" in capsys.readouterr().err
 
 
-def test_symlinked_config_writes_the_target_and_keeps_the_link(workspace: Path, tmp_path: Path) -> None:
+def test_symlinked_config_leading_outside_is_refused_unless_the_user_opts_in(
+        workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     real = tmp_path / "dotfiles" / "claude-settings.json"
     real.parent.mkdir()
     real.write_text('{"model": "opus"}\n')
     link = settings(workspace)
     link.symlink_to(os.path.relpath(real, link.parent))
+    assert engram("link", "claude", cwd=workspace) == 1
+    assert real.read_text() == '{"model": "opus"}\n' and link.is_symlink()
+    assert "leads outside the workspace" in capsys.readouterr().err
+    # the opt-in is the user's own (user scope), never the repository's
+    assert engram("config", "set", "install.follow_symlinks", "true", cwd=workspace) == 1
+    assert engram("config", "set", "install.follow_symlinks", "true", "--global",
+                  cwd=workspace) == 0
     assert engram("link", "claude", cwd=workspace) == 0
     assert link.is_symlink()
     assert "SessionStart" in events(real)
@@ -114,14 +122,16 @@ def test_symlinked_config_writes_the_target_and_keeps_the_link(workspace: Path, 
     assert link.is_symlink() and real.read_text() == '{"model": "opus"}\n'
 
 
-def test_symlink_to_a_file_engram_created_stays_valid_after_unlink(workspace: Path, tmp_path: Path) -> None:
-    real = tmp_path / "shared.json"
+def test_symlink_inside_the_workspace_is_followed(workspace: Path) -> None:
+    real = workspace / "config" / "claude.json"
+    real.parent.mkdir()
     real.write_text("{}")
     link = settings(workspace)
     link.symlink_to(real)
     assert engram("link", "claude", cwd=workspace) == 0
+    assert "SessionStart" in events(real) and link.is_symlink()
     assert engram("unlink", "claude", cwd=workspace) == 0
-    assert link.is_symlink() and json.loads(real.read_text()) == {}
+    assert link.is_symlink() and real.read_text() == "{}"
 
 
 def test_file_mode_is_kept(workspace: Path) -> None:
@@ -146,7 +156,7 @@ def test_backups_are_timestamped_and_only_the_last_five_kept(workspace: Path, tm
         assert engram("link", "claude", cwd=workspace) == 0
     folders = list((tmp_path / "state" / "backups").iterdir())
     assert len(folders) == 1
-    copies = sorted(folders[0].glob("*.bak"))
+    copies = sorted(folders[0].glob("2*.bak"))
     assert len(copies) == 5
     assert json.loads(copies[-1].read_text()) == {"n": 7}
 

@@ -48,7 +48,8 @@ def test_sync_writes_updates_removes_stale_and_skips_unsafe(tmp_path: Path) -> N
     rules = tmp_path / ".claude" / "rules" / "engram"
     changed = sync_rules(rules, [card("a"), card("b"), card("always", ()), card("../evil")])
     assert sorted(p.name for p in changed) == ["a.md", "b.md"]
-    assert sorted(p.name for p in rules.iterdir()) == ["a.md", "b.md"]
+    assert sorted(p.name for p in rules.iterdir()) == [".gitignore", "a.md", "b.md"]
+    assert (rules / ".gitignore").read_text().endswith("*\n")  # the folder ignores itself
     assert not (tmp_path / ".claude" / "rules" / "evil.md").exists()
     assert sync_rules(rules, [card("a"), card("b")]) == []  # nothing changed: nothing written
     changed = sync_rules(rules, [card("a", body="New body.")])
@@ -85,13 +86,13 @@ def test_link_writes_rules_for_workspace_cards_and_unlink_removes_them(
     (memory / "general.md").write_text("---\nid: general\ntitle: General\n---\nBe kind.\n")
     assert engram("link", "claude", cwd=workspace) == 0
     rules = workspace / ".claude" / "rules" / "engram"
-    assert [p.name for p in rules.iterdir()] == ["py-style.md"]
+    assert sorted(p.name for p in rules.iterdir()) == [".gitignore", "py-style.md"]
     assert "Use ruff." in (rules / "py-style.md").read_text()
     hooks = json.loads((workspace / ".claude/settings.json").read_text())["hooks"]
     assert "InstructionsLoaded" in hooks
     assert engram("unlink", "claude", cwd=workspace) == 0
     assert not rules.exists()
-    assert not (workspace / ".claude" / "settings.json").exists()
+    assert not (workspace / ".claude").exists()  # nor the folders link created for it
 
 
 def test_switching_to_hook_path_rules_removes_the_rule_files(workspace: Path) -> None:

@@ -78,7 +78,8 @@ def test_rule_sync_writes_only_inside_the_rules_folder(tmp_path_factory: pytest.
                   content_hash="0" * 16, applies_to=("src/**",)) for card_id in ids]
     native_rules.sync_rules(rules, cards)
     written = [Path(folder) / name for folder, _dirs, files in os.walk(base) for name in files]
-    assert all(path.parent == rules and path.suffix == ".md" for path in written), written
+    assert all(path.parent == rules and (path.suffix == ".md" or path.name == ".gitignore")
+               for path in written), written
 
 
 # --- links out of the workspace ---------------------------------------------------------------

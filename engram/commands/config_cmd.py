@@ -10,6 +10,9 @@ from engram import config, settings_store
 from engram.errors import EngramError
 
 ACTIONS = ("view", "get", "set", "unset")
+# Settings that change what `link` writes: the linked hosts are re-linked at once, so the
+# configs never disagree with the setting.
+RELINK_KEYS = frozenset({"hooks.path_rules", "hooks.command"})
 
 
 def run(action: str, key: str | None, value: str | None, *, global_scope: bool, cwd: Path) -> int:
@@ -37,9 +40,20 @@ def run(action: str, key: str | None, value: str | None, *, global_scope: bool, 
     if action == "unset":
         removed = settings_store.unset_value(path, key)
         sys.stdout.write(f"{'UNSET' if removed else 'UNCHANGED'} {key} in {path}\n")
-        return 0
+        return _relink(key, cwd) if removed else 0
     if value is None:
         raise EngramError(f"`engram config set {key}` needs a VALUE")
     stored = settings_store.set_value(path, scope, key, value)
     sys.stdout.write(f"SET {key} = {json.dumps(stored)} in {path} ({scope} scope)\n")
-    return 0
+    return _relink(key, cwd)
+
+
+def _relink(key: str, cwd: Path) -> int:
+    """Bring every linked host (this project, personal and global files) in line with the
+    new setting, as `engram upgrade` would; say so when nothing is linked."""
+    if key not in RELINK_KEYS:
+        return 0
+    from engram.commands import upgrade
+
+    sys.stdout.write(f"{key} changes what the hook entries hold: re-linking (`engram upgrade`)\n")
+    return upgrade.run(cwd=cwd)

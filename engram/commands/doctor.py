@@ -11,7 +11,7 @@ import typer
 
 from engram import config, hosts, workspace
 from engram.installer import health
-from engram.installer.ops import ENVELOPE_VERSION, display, project_root
+from engram.installer.ops import ENVELOPE_VERSION, command_setting, display, project_root
 
 
 def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
@@ -38,6 +38,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     ws = workspace.load(cwd)
     settings = ws.settings if ws else {}
     rules = str(settings.get("hooks.path_rules", config.SETTINGS_BY_KEY["hooks.path_rules"].default))
+    hook_setting = command_setting(cwd)
     root = project_root(cwd)
     rows = []
     for host in hosts.registry():
@@ -45,13 +46,19 @@ def collect(cwd: Path) -> dict[str, Any]:
                                 "supported": host.supported, "reason": host.reason,
                                 "configured": [], "observed": health.observed(host)}
         if host.supported and host.install:
-            item["configured"] = [health.inspect(host, root, g, rules).to_json()
-                                  for g in (False, True)]
+            scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file")
+                                         else []) + [(True, False)]
+            item["configured"] = [health.inspect(host, root, g, rules, hook_setting, local).to_json()
+                                  for g, local in scopes]
         rows.append(item)
     problems = [{"host": r["host"], "scope": c["scope"], "path": c["path"],
                  "problem": c["problem"], "fix": c["fix"]}
                 for r in rows for c in r["configured"] if c["broken"]]
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
+    commands = [str(f.handler.get("command")) for r in rows for c in r["configured"]
+                if c["state"] != "not linked" and c["state"] != "unreadable"
+                for f in _found(r["host"], c)]
+    warnings = health.command_warnings(commands)
     return {
         "version": ENVELOPE_VERSION,
         "ok": not problems,
@@ -66,7 +73,14 @@ def collect(cwd: Path) -> dict[str, Any]:
         "lint": _lint(ws),
         "hosts": rows,
         "problems": problems,
+        "warnings": warnings,
     }
+
+
+def _found(host_name: str, row: dict[str, Any]) -> list[Any]:
+    from engram.installer.plan import installed
+
+    return installed(hosts.get(host_name), Path(row["path"])) or []
 
 
 def _observed_text(events: dict[str, Any]) -> str:
@@ -121,6 +135,10 @@ def run(as_json: bool = False, cwd: Path | None = None) -> int:
         for configured in row["configured"]:
             typer.echo(f"  configured  {_configured_text(configured, cwd)}")
         typer.echo(f"  observed    {_observed_text(row['observed'])}")
+    if report["warnings"]:
+        typer.echo("")
+        for warning in report["warnings"]:
+            typer.echo(f"WARNING {warning['warning']}\n  fix: {warning['fix']}")
     if report["problems"]:
         typer.echo("")
         for problem in report["problems"]:

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import typer
+
 from engram.installer import ops
 
 
 def run(host: str, global_scope: bool = False, session_end: bool = False, dry_run: bool = False,
-        as_json: bool = False, cwd: Path | None = None) -> int:
+        as_json: bool = False, cwd: Path | None = None, local: bool = False) -> int:
     cwd = (cwd or Path.cwd()).resolve()
+    ops.check_scopes(global_scope, local)
+    targets = ops.resolve(host)
+    ops.require_local(targets, local)
     changes = []
-    for target in ops.resolve(host):
-        changes += ops.link_one(target, cwd, global_scope, session_end, dry_run)
-    return ops.report("link", changes, cwd, as_json, dry_run=dry_run)
+    for target in targets:
+        changes += ops.link_one(target, cwd, global_scope, session_end, dry_run, local=local)
+    code = ops.report("link", changes, cwd, as_json, dry_run=dry_run)
+    if not as_json and not dry_run:
+        for target in targets:
+            if target.supported and {(False, False), (False, True)} <= set(
+                    ops.linked_scopes(target, cwd)):
+                typer.echo(f"note: {target.name} has engram's entries in both its shared and its "
+                           "personal project file, and runs both: keep one with `engram unlink "
+                           f"{target.name}` or `engram unlink {target.name} --local`")
+    return code

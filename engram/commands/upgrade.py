@@ -16,8 +16,8 @@ def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False) -
     cwd = (cwd or Path.cwd()).resolve()
     changes = []
     for host in hosts.registry():
-        for global_scope in (False, True):
-            changes += ops.upgrade_one(host, cwd, global_scope, dry_run)
+        for global_scope, local in ((False, False), (False, True), (True, False)):
+            changes += ops.upgrade_one(host, cwd, global_scope, dry_run, local=local)
     if not changes and not as_json:
         typer.echo("nothing to upgrade: no host is linked here or globally "
                    "(run `engram link HOST` first)")

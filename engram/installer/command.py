@@ -1,9 +1,14 @@
 """The command host configs run, and how engram recognises its own entries.
 
-The command names the `engram` console script of this installation by absolute path: GUI-
-launched hosts often lack the user's PATH, and a pyenv/asdf shim re-resolves the interpreter on
-every call (slow, and wrong after `pyenv local`). The path must stay the same across upgrades,
-because Codex and Gemini re-ask trust for a changed command; a venv's bin/engram does.
+Two forms. A file a team commits (a project's `.claude/settings.json`, `.codex/hooks.json`,
+...) runs `engram` from PATH, guarded so that a clone without engram installed sees nothing:
+`command -v engram >/dev/null 2>&1 && exec engram hook <host> || true`. `command -v` is a
+shell builtin and `exec` replaces the shell, so the guard costs no extra process. A personal
+file (`--global`, `--local`) names this installation's `engram` script by absolute path: no
+PATH lookup, right for a host launched from a desktop menu with a short PATH, and never a
+pyenv/asdf shim (which re-resolves the interpreter on every call, ~85 ms). The setting
+`hooks.command` picks another form. Commands stay the same across upgrades, because Codex and
+Gemini re-ask trust for a changed command.
 """
 
 from __future__ import annotations
@@ -89,19 +94,39 @@ def quote(word: str) -> str:
     return f'"{word}"' if any(c in word for c in ' \t&()^;') else word
 
 
-def hook_prefix() -> str:
-    """Everything before the host name: `<engram> hook` or `<python> -m engram hook`."""
+def hook_prefix(mode: str = "absolute") -> str:
+    """Everything before the host name: `<engram> hook` or `<python> -m engram hook`.
+    `mode` is "absolute" (this installation), "path" (`engram` from PATH) or a path."""
     pinned = os.environ.get(EXECUTABLE_ENV)
     if pinned:
         return f"{quote(pinned)} hook"
+    if mode == "path":
+        return "engram hook"
+    if mode != "absolute":
+        return f"{quote(os.path.expanduser(mode))} hook"
     script = console_script()
     if script is not None:
         return f"{quote(str(script))} hook"
     return f"{quote(sys.executable)} -m engram hook"
 
 
-def hook_command(host: str) -> str:
-    return f"{hook_prefix()} {host}"
+def mode_for(setting: object, personal: bool) -> str:
+    """The command form for a scope: `hooks.command` ("auto" picks "path" for files a team
+    shares and "absolute" for personal ones)."""
+    value = str(setting or "auto")
+    if value == "auto":
+        return "absolute" if personal else "path"
+    return value
+
+
+def hook_command(host: str, mode: str = "absolute") -> str:
+    prefix = hook_prefix(mode)
+    if prefix == "engram hook" and os.name != "nt":
+        # Fail open on a clone where engram is not installed: exit 0, no output, no error
+        # shown by the host. (Windows hosts hand commands to PowerShell or cmd, which lack
+        # `command -v`; there the plain form is written and the README says what happens.)
+        return f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true"
+    return f"{prefix} {host}"
 
 
 def _split(command: str) -> list[str]:
@@ -157,17 +182,40 @@ def _runs_hook(words: list[str], wanted: set[str]) -> bool:
 
 
 def executable_of(command: str) -> str | None:
-    """The program a command runs (its first word), for `doctor` to check."""
+    """The engram program a command runs (`engram`, a path to it, or the python of
+    `python -m engram`), for `doctor` to check."""
     words = _split(command)
+    for i, word in enumerate(words):
+        is_program = i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
+        if is_program and _is_engram_executable(word):
+            return word
+        if word == "-m" and i + 1 < len(words) and words[i + 1] == "engram" and i > 0:
+            return words[i - 1]
     return words[0] if words else None
+
+
+def is_portable(command: str) -> bool:
+    """Does the command find engram on PATH (no machine-specific path in it)?"""
+    program = executable_of(command)
+    return bool(program) and "/" not in program and "\\" not in program
+
+
+def locate(command: str, search_path: str | None = None) -> str | None:
+    """Where the program of this command is found (on `search_path`, default PATH), or None."""
+    program = executable_of(command)
+    if not program:
+        return None
+    if os.sep in program or "/" in program:
+        path = Path(os.path.expanduser(program))
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(program, path=search_path)
 
 
 def is_resolvable(command: str) -> bool:
     """Would the shell find the program this command starts with?"""
-    program = executable_of(command)
-    if not program:
-        return False
-    if os.sep in program or "/" in program:
-        path = Path(program)
-        return path.is_file() and os.access(path, os.X_OK)
-    return shutil.which(program) is not None
+    return locate(command) is not None
+
+
+def is_shim(path: str) -> bool:
+    """A pyenv/asdf-style shim, which re-resolves the interpreter on every call."""
+    return _is_shim(Path(path))

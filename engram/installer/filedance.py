@@ -1,16 +1,24 @@
 """The one safe way engram changes a file it does not own.
 
-Under a lock (kept in the state dir, so no lock file litters the user's folders): read the
-file, compute the new text, and if it differs back the old bytes up (timestamped, the last few
-kept), write a temp file beside the target and os.replace it, keeping the mode. A symlinked
-config is followed and its target written, so the link survives. If the file changed under us
-between read and write (the host itself saving settings), the change is recomputed.
+First the place: the file must lie inside the folder its scope may write (the workspace, or
+the host's own folder in the home directory) once every symlink is resolved, and no link on
+the way may dangle; a read-only file is refused. Then, under a lock kept in the state dir (so
+no lock file litters the user's folders): read the file, compute the new text, and if it
+differs back the old bytes up (timestamped, the last few kept), write a temp file beside the
+target and os.replace it, keeping the mode. If the file changed under us between read and
+write (the host itself saving settings), the change is recomputed.
+
+The pre-engram state of each file (its bytes, or its absence and the folders engram had to
+create) is kept for good as an "original", apart from the rotating backups: `unlink` gives it
+back byte for byte, and `engram restore --original` restores it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +30,18 @@ from engram.installer.formats import ShapeError
 
 BACKUPS_KEPT: Final = 5
 _ATTEMPTS: Final = 3
+ORIGINAL_PREFIX: Final = "original-"
+FOLLOW_SETTING: Final = "install.follow_symlinks"
+
+
+@dataclass(frozen=True)
+class Place:
+    """The folder a scope may write in: a project's workspace root, or a host's own folder
+    under the home directory. `follow_outside`: the user let symlinks lead elsewhere."""
+
+    root: Path
+    follow_outside: bool = False
+    what: str = "the workspace"
 
 
 @dataclass(frozen=True)
@@ -35,9 +55,74 @@ class Outcome:
         return self.before != self.after
 
 
+@dataclass(frozen=True)
+class Backup:
+    """One saved state of a config file: a rotating backup or a kept original."""
+
+    id: str
+    path: Path
+    original: bool
+    absent: bool  # the state was "no file"
+
+    def data(self) -> bytes | None:
+        return None if self.absent else self.path.read_bytes()
+
+    def created_dirs(self) -> list[str]:
+        if not self.absent:
+            return []
+        try:
+            value = json.loads(self.path.read_text(encoding="utf-8") or "[]")
+        except (OSError, ValueError):
+            return []
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+
 def target_of(path: Path) -> Path:
     """The file to write: a symlink's final target (relative links resolved), else `path`."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def check_place(path: Path, place: Place) -> None:
+    """Refuse (ShapeError) a path that leaves `place` through a symlink, or that goes through
+    a dangling link (writing would create its target, wherever it points)."""
+    root = Path(os.path.abspath(place.root))
+    full = Path(os.path.abspath(path))
+    try:
+        parts = full.relative_to(root).parts
+    except ValueError:
+        parts = full.parts[1:]
+        root = Path(full.anchor)
+    current = root
+    for part in parts:
+        current = current / part
+        if os.path.islink(current) and not os.path.exists(current):
+            raise ShapeError("(file)", f"goes through a symlink whose target does not exist "
+                             f"({current} -> {os.readlink(current)}); engram will not create it",
+                             f"remove the link {current} or point it at an existing file")
+    if place.follow_outside:
+        return
+    real_root = os.path.realpath(place.root)
+    real = os.path.realpath(full)
+    if not _inside(real, real_root):
+        raise ShapeError("(file)", f"is a symlink (or lies in a symlinked folder) that leads "
+                         f"outside {place.what}, to {real}",
+                         "replace the link with a real file or folder; or, if you meant it, "
+                         f"`engram config set {FOLLOW_SETTING} true --global`")
+
+
+def _check_writable(target: Path) -> None:
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not mode & stat.S_IWUSR:
+        raise ShapeError("(file)", f"is read-only (mode {stat.S_IMODE(mode):04o}); engram does "
+                         "not override that", f"make it writable (chmod u+w {target}) if "
+                         "engram may change it, then run the command again")
 
 
 def _key(path: Path) -> str:
@@ -49,19 +134,96 @@ def backup_root() -> Path:
 
 
 def backup_dir(path: Path) -> Path:
-    return backup_root() / f"{_key(target_of(path))}-{path.name}"
+    target = target_of(path)
+    return backup_root() / f"{_key(target)}-{target.name}"
 
 
-def _backup(target: Path, data: bytes) -> Path:
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _folder(target: Path) -> Path:
     folder = backup_dir(target)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "source.txt").write_text(str(target) + "\n", encoding="utf-8")
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    copy = folder / f"{stamp}.bak"
+    return folder
+
+
+def _backup(target: Path, data: bytes) -> Path:
+    folder = _folder(target)
+    copy = folder / f"{_stamp()}.bak"
     atomic_write_bytes(copy, data, mode=0o600)
-    for old in sorted(folder.glob("*.bak"))[:-BACKUPS_KEPT]:
+    rotating = sorted(p for p in folder.glob("*.bak") if not p.name.startswith(ORIGINAL_PREFIX))
+    for old in rotating[:-BACKUPS_KEPT]:
         old.unlink(missing_ok=True)
     return copy
+
+
+def backups(path: Path) -> list[Backup]:
+    """Every saved state of `path`, oldest first (originals and backups interleaved by time)."""
+    folder = backup_dir(path)
+    found = []
+    for item in folder.glob("*") if folder.is_dir() else ():
+        name = item.name
+        if not name.endswith((".bak", ".absent")):
+            continue
+        original = name.startswith(ORIGINAL_PREFIX)
+        stem = name.rsplit(".", 1)[0]
+        found.append(Backup(id=stem, path=item, original=original,
+                            absent=name.endswith(".absent")))
+    return sorted(found, key=lambda b: (b.id.removeprefix(ORIGINAL_PREFIX), b.original))
+
+
+def original(path: Path) -> Backup | None:
+    """The newest kept pre-engram state of `path`, if one was recorded."""
+    kept = [b for b in backups(path) if b.original]
+    return kept[-1] if kept else None
+
+
+def _record_original(target: Path, data: bytes | None, created: list[str]) -> None:
+    newest = original(target)
+    if newest is not None and newest.data() == data:
+        return
+    folder = _folder(target)
+    if data is None:
+        name, payload = f"{ORIGINAL_PREFIX}{_stamp()}.absent", json.dumps(created).encode()
+    else:
+        name, payload = f"{ORIGINAL_PREFIX}{_stamp()}.bak", data
+    atomic_write_bytes(folder / name, payload, mode=0o600)
+
+
+def missing_parents(path: Path) -> list[str]:
+    """The folders above `path` that do not exist yet, outermost first."""
+    missing = []
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(str(parent))
+        parent = parent.parent
+    return missing[::-1]
+
+
+def note_created(path: Path, folders: list[str]) -> None:
+    """Remember the folders engram created for `path` (a folder it generates), for unlink."""
+    if folders:
+        atomic_write_bytes(_folder(path) / "created-folders.json",
+                           json.dumps(folders).encode(), mode=0o600)
+
+
+def created_for(path: Path) -> list[str]:
+    try:
+        value = json.loads((backup_dir(path) / "created-folders.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def prune(folders: list[str]) -> None:
+    """Remove the folders engram created, innermost first, when they are empty again."""
+    for folder in reversed(folders):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _read(target: Path) -> bytes | None:
@@ -88,10 +250,30 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def change_file(path: Path, compute: Callable[[str | None], str | None],
-                dry_run: bool = False) -> Outcome:
+def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) -> Path | None:
+    """Back `data` up, then make the file hold `after` (None: remove it)."""
+    saved = _backup(target, data) if data is not None else None
+    if after is None:
+        if path.is_symlink():
+            path.unlink()  # the link was the config; its target may be shared
+        else:
+            target.unlink(missing_ok=True)
+        kept = original(target)
+        if kept is not None and kept.absent:
+            prune(kept.created_dirs())
+    else:
+        mode = None if data is not None else _new_file_mode()
+        atomic_write_bytes(target, after, mode=mode)
+    return saved
+
+
+def change_file(path: Path, compute: Callable[[str | None], str | None], place: Place,
+                dry_run: bool = False,
+                is_original: Callable[[str | None], bool] | None = None) -> Outcome:
     """Apply `compute(old text or None) -> new text or None (remove)` to `path` safely.
-    ShapeError (or any error from `compute`) leaves the file byte-for-byte untouched."""
+    ShapeError (or any error from `compute`) leaves the file byte-for-byte untouched.
+    `is_original(old text)`: is this the file's pre-engram state, to be kept for good?"""
+    check_place(path, place)
     target = target_of(path)
     lock = paths.state_dir() / "locks" / f"{_key(target)}.lock"
     with exclusive_lock(lock, timeout=15.0):
@@ -101,17 +283,30 @@ def change_file(path: Path, compute: Callable[[str | None], str | None],
             after = compute(before)
             if after == before or dry_run:
                 return Outcome(before, after)
+            _check_writable(target)
             if _read(target) != data:
                 continue  # someone else saved the file meanwhile: recompute from theirs
-            saved = _backup(target, data) if data is not None else None
-            if after is None:
-                if path.is_symlink():
-                    path.unlink()  # the link was the config; its target may be shared
-                else:
-                    target.unlink(missing_ok=True)
-            else:
-                mode = None if data is not None else _new_file_mode()
-                atomic_write_bytes(target, after.encode("utf-8"), mode=mode)
-            return Outcome(before, after, saved)
+            if is_original is not None and is_original(before):
+                _record_original(target, data, missing_parents(target) if data is None else [])
+            encoded = None if after is None else after.encode("utf-8")
+            return Outcome(before, after, _replace(path, target, data, encoded))
     raise ShapeError("(file)", "kept changing while engram tried to update it",
                      "close the program that is writing it and run the command again")
+
+
+def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> Outcome:
+    """Put a saved state back (the current file is backed up first)."""
+    check_place(path, place)
+    target = target_of(path)
+    lock = paths.state_dir() / "locks" / f"{_key(target)}.lock"
+    with exclusive_lock(lock, timeout=15.0):
+        data = _read(target)
+        wanted = chosen.data()
+        if data == wanted or dry_run:
+            return Outcome(_text(data), _text(wanted))
+        _check_writable(target)
+        return Outcome(_text(data), _text(wanted), _replace(path, target, data, wanted))
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")

@@ -20,6 +20,8 @@ from engram.installer.command import is_ours
 MANAGED_KEYS: Final = frozenset({"type", "command", "timeout", "timeoutSec", "name", "async",
                                  "description"})
 PLUGIN_MARKER: Final = "engram:opencode-plugin"
+_BY_HAND: Final = ("nothing was changed; add engram's entries by hand (see `engram link --dry-run "
+                   "--json`), and please report the file's layout as an engram bug")
 
 
 class ShapeError(Exception):
@@ -83,6 +85,8 @@ class ConfigFormat(Protocol):
     def strip(self, document: Any, ours: Ours) -> Any: ...
     def found(self, document: Any, ours: Ours) -> list[Found]: ...
     def render(self, text: str | None, document: Any, ours: Ours) -> str | None: ...
+    def same_as(self, document: Any, text: str | None, original: str | None, ours: Ours) -> bool: ...
+    def is_pristine(self, text: str | None, ours: Ours) -> bool: ...
 
 
 class _JsonFormat:
@@ -119,6 +123,29 @@ class _JsonFormat:
                         _require(isinstance(handler, dict), f"{where}[{i}].hooks[{j}]",
                                  "is not an object", "make each handler an object")
 
+    def same_as(self, document: Any, text: str | None, original: str | None, ours: Ours) -> bool:
+        """Is `document` (our entries stripped, about to be rendered over `text`) what
+        `original` held, so that writing `original` back loses nothing? Equal settings once an
+        empty or null `hooks` and a bare wrapper are set aside, and the same comments."""
+        try:
+            before = self.load(original)
+        except (jsonc.JsoncError, ShapeError):
+            return False
+        if self.found(before, ours):
+            return False  # an earlier install: never put its entries back
+        return _identical(self._canonical(document, ours), self._canonical(before, ours)) \
+            and jsonc.comments(text or "") == jsonc.comments(original or "")
+
+    def _canonical(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        wrapper = dict(ours.wrapper)
+        return {k: v for k, v in document.items()
+                if not (k == ours.container and v in (None, {}))
+                and not (k in wrapper and v == wrapper[k])}
+
+    def is_pristine(self, text: str | None, ours: Ours) -> bool:
+        """Does the file hold none of our entries (so it is the user's pre-engram state)?"""
+        return not self.found(self.load(text), ours)
+
     def _is_empty(self, document: dict[str, Any], ours: Ours) -> bool:
         return all(k in dict(ours.wrapper) and document[k] == dict(ours.wrapper)[k]
                    for k in document)
@@ -126,14 +153,42 @@ class _JsonFormat:
     def render(self, text: str | None, document: dict[str, Any], ours: Ours) -> str | None:
         if self._is_empty(document, ours):
             return None  # nothing of ours or theirs is left: remove the file engram made
-        if text is None or not text.strip():
-            return jsonc.render_fresh(document)
-        try:
-            return jsonc.patch(text, self.load(text), document)
-        except jsonc.CommentLoss as exc:
-            raise ShapeError(ours.container, f"has a comment near line {exc.line} that this "
-                             "change would delete", "move that comment elsewhere in the file, "
-                             "or add engram's entries by hand") from None
+        if text is None or not text.strip("\ufeff \t\r\n"):
+            rendered = jsonc.render_fresh(document)
+        else:
+            try:
+                rendered = jsonc.patch(text, self.load(text), document)
+            except jsonc.CommentLoss as exc:
+                raise ShapeError(ours.container, f"has a comment near line {exc.line} that this "
+                                 "change would delete", "move that comment elsewhere in the file, "
+                                 "or add engram's entries by hand") from None
+            except jsonc.PatchError as exc:
+                raise ShapeError("(file)", str(exc), _BY_HAND) from None
+        verify(rendered, document)
+        return rendered
+
+
+def verify(rendered: str, document: Any) -> None:
+    """Refuse a rendering that does not parse back to exactly the intended document: the edit
+    is computed span by span, and this check is what makes a wrong span harmless."""
+    try:
+        again = jsonc.parse(rendered)
+    except jsonc.JsoncError as exc:
+        raise ShapeError("(file)", f"could not be edited safely (the result would not parse: "
+                         f"{exc})", _BY_HAND) from None
+    if not _identical(again, document):
+        raise ShapeError("(file)", "could not be edited safely (the result would differ from "
+                         "the intended settings)", _BY_HAND)
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal as JSON values, with types kept apart (1 is not 1.0 or true). Key order is free:
+    an edit keeps the user's order and appends new keys."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 class MatcherGroups(_JsonFormat):
@@ -275,6 +330,12 @@ class Plugin:
 
     def render(self, text: str | None, document: str | None, ours: Ours) -> str | None:
         return document
+
+    def same_as(self, document: Any, text: str | None, original: str | None, ours: Ours) -> bool:
+        return document is None and original is None
+
+    def is_pristine(self, text: str | None, ours: Ours) -> bool:
+        return text is None
 
 
 FORMATS: Final[dict[str, ConfigFormat]] = {

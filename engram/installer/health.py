@@ -10,13 +10,16 @@ from typing import Any, Final
 from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.formats import FORMATS, Found, Ours, same_matcher
-from engram.installer.plan import Options, config_path, desired_entries, ours_for
-from engram.installer.filedance import target_of
+from engram.installer.plan import Options, config_path, desired_entries, ours_for, scope_name
+from engram.installer.filedance import backups, target_of
 
 # A timeout this large in a seconds field was almost certainly meant as milliseconds (the
 # predecessor's 10000 = 2.8 hours); this small in a milliseconds field, as seconds.
 MAX_SECONDS: Final = 600
 MIN_MILLISECONDS: Final = 1000
+# What a program started from a desktop launcher typically gets (launchd on macOS, a bare
+# systemd user session): no ~/.local/bin, no Homebrew, no pyenv.
+LAUNCHER_PATH: Final = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,24 @@ def timeout_ok(handler: dict[str, Any], unit: str) -> bool:
     return value <= MAX_SECONDS if unit == "seconds" else value >= MIN_MILLISECONDS
 
 
-def _link_command(host: Host, global_scope: bool) -> str:
-    return f"engram link {host.name}" + (" --global" if global_scope else "")
+def _link_command(host: Host, global_scope: bool, local: bool = False) -> str:
+    return f"engram link {host.name}" + (" --global" if global_scope else "") + \
+        (" --local" if local else "")
 
 
-def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str) -> Configured:
-    scope = "global" if global_scope else "project"
-    path = config_path(host, global_scope, project_root)
+def _unreadable_fix(host: Host, path: Path, global_scope: bool, local: bool) -> str:
+    scope = " --global" if global_scope else " --local" if local else ""
+    if backups(path):
+        return (f"fix {path} by hand, or put back the version before engram's last change: "
+                f"`engram restore {host.name}{scope}` (`--list` shows every saved version, "
+                f"`--original` the one before engram)")
+    return f"fix {path}, then run `{_link_command(host, global_scope, local)}`"
+
+
+def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
+            command_setting: str = "auto", local: bool = False) -> Configured:
+    scope = scope_name(global_scope, local)
+    path = config_path(host, global_scope, project_root, local)
     base = dict(host=host.name, scope=scope, path=path)
     fmt = FORMATS[host.install["format"]]
     try:
@@ -70,7 +84,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str)
         return Configured(exists=False, state="not linked", **base)
     except (OSError, UnicodeDecodeError) as exc:
         return Configured(exists=True, state="unreadable", problem=f"cannot read: {exc}",
-                          fix=f"check the file {path}", **base)
+                          fix=_unreadable_fix(host, path, global_scope, local), **base)
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
         document = fmt.load(text)
@@ -79,21 +93,22 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str)
         found = fmt.found(document, bare)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
         return Configured(exists=True, state="unreadable", problem=f"does not parse: {exc}",
-                          fix=f"fix {path}, then run `{_link_command(host, global_scope)}`",
-                          **base)
+                          fix=_unreadable_fix(host, path, global_scope, local), **base)
     if not found:
         return Configured(exists=True, state="not linked", **base)
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
-                      path_rules=path_rules, global_scope=global_scope)
+                      path_rules=path_rules, global_scope=global_scope, local=local,
+                      command=command_setting)
+    hook = command.hook_command(host.name, options.command_mode)
     if host.install["format"] == "plugin":
         current = fmt.merge(document, ours_for(host, options)) == document
         state = "linked" if current else "stale"
-        resolvable = command.is_resolvable(command.hook_command(host.name))
+        resolvable = command.is_resolvable(hook)
         return _finish(host, global_scope, Configured(
             exists=True, state=state, present=("plugin",) if current else (),
             stale=() if current else ("plugin",), command_resolvable=resolvable,
-            timeout_unit_ok=True, **base))
-    wanted = {e.event: e for e in desired_entries(host, options, command.hook_command(host.name))}
+            timeout_unit_ok=True, **base), hook)
+    wanted = {e.event: e for e in desired_entries(host, options, hook)}
     present, stale = [], []
     seen: set[str] = set()
     for item in found:
@@ -106,10 +121,12 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str)
     missing = tuple(e for e in wanted if e not in {f.event for f in found})
     unit = str(host.install.get("timeout_unit", "none"))
     state = "linked" if not stale and not missing else ("stale" if stale else "partial")
+    commands = {str(f.handler.get("command")) for f in found}
     return _finish(host, global_scope, Configured(
         exists=True, state=state, present=tuple(present), stale=tuple(stale), missing=missing,
-        command_resolvable=all(command.is_resolvable(str(f.handler.get("command"))) for f in found),
-        timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found), **base))
+        command_resolvable=all(command.is_resolvable(c) for c in commands),
+        timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found), **base),
+        sorted(commands)[0])
 
 
 def _matches(item: Found, want: dict[str, Any], matcher: str | None) -> bool:
@@ -117,10 +134,16 @@ def _matches(item: Found, want: dict[str, Any], matcher: str | None) -> bool:
         and not ("timeout" in item.handler and "timeout" not in want)
 
 
-def _finish(host: Host, global_scope: bool, row: Configured) -> Configured:
+def _finish(host: Host, global_scope: bool, row: Configured, hook: str) -> Configured:
     problems = []
+    fix = "engram upgrade"
     if row.command_resolvable is False:
-        problems.append("the hook command no longer resolves")
+        if command.is_portable(hook):
+            problems.append("`engram` is not on this user's PATH, so the hooks do nothing "
+                            "(they exit quietly)")
+            fix = f"install engram where your PATH finds it ({_install_hint()})"
+        else:
+            problems.append("the hook command no longer resolves")
     if row.timeout_unit_ok is False:
         problems.append(f"a timeout is not in {host.install.get('timeout_unit')}")
     if row.stale:
@@ -129,8 +152,47 @@ def _finish(host: Host, global_scope: bool, row: Configured) -> Configured:
         problems.append("missing entries: " + ", ".join(row.missing))
     if not problems:
         return row
+    if fix != "engram upgrade" and (row.stale or row.missing):
+        fix += ", then run `engram upgrade`"
     # upgrade rewrites commands, timeouts and matchers and adds missing events, in every scope
-    return Configured(**{**row.__dict__, "problem": "; ".join(problems), "fix": "engram upgrade"})
+    return Configured(**{**row.__dict__, "problem": "; ".join(problems), "fix": fix})
+
+
+def _install_hint() -> str:
+    script = command.console_script()
+    where = f", or add {script.parent} to PATH" if script else ""
+    return f"`pipx install engram` or `uv tool install engram`{where}"
+
+
+def command_warnings(commands: list[str]) -> list[dict[str, str]]:
+    """What slows or silences a portable command (`engram` from PATH) for this user: a shim on
+    PATH (every hook call pays for re-resolving the interpreter), or an `engram` that a host
+    started from a desktop launcher, with its short PATH, would not find."""
+    portable = [c for c in commands if command.is_portable(c)]
+    if not portable:
+        return []
+    found = command.locate(portable[0])
+    if found is None:
+        return []  # reported as a problem by the host rows
+    warnings = []
+    if command.is_shim(found):
+        warnings.append({
+            "warning": f"`engram` on PATH is a shim ({found}): every hook call re-resolves the "
+                       "interpreter first (tens of milliseconds per prompt)",
+            "fix": "install engram with `pipx install engram` or `uv tool install engram` (a "
+                   "direct script), or write this installation's path into your personal files "
+                   "only: `engram link claude --local` / `engram link HOST --global`"})
+    if command.locate(portable[0], LAUNCHER_PATH) is None:
+        folder = str(Path(found).parent)
+        warnings.append({
+            "warning": f"`engram` is found in {folder}, which a host started from a desktop "
+                       "launcher (not a terminal) may not have on its PATH; such a host would run "
+                       "the hooks without effect",
+            "fix": f"add {folder} to the PATH your desktop session starts with (~/.profile on "
+                   "Linux; `sudo launchctl config user path ...` on macOS), or link that host "
+                   "for yourself with its absolute path: `engram link HOST --global` (or "
+                   "`--local` for Claude)"})
+    return warnings
 
 
 def observed(host: Host) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ raises CommentLoss instead of dropping it silently.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,8 +85,54 @@ def _trailing_commas(text: str, toks: list[Token]) -> list[Token]:
             and nxt.kind == "punct"]
 
 
+class DuplicateKey(JsoncError):
+    """An object names the same key twice: hosts keep one copy, so no edit can be safe."""
+
+    def __init__(self, key: str, line: int) -> None:
+        super().__init__(f"the key {key!r} appears twice in one object", line)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen[key] = value
+    return seen
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _duplicate_line(text: str, key: str) -> int:
+    """The line of the second copy of `key` in the first object that repeats it."""
+    def walk(node: "Node") -> int | None:
+        if node.kind == "object":
+            seen = set()
+            for name, start in zip(node.keys, node.key_starts):
+                if name == key and name in seen:
+                    return start
+                seen.add(name)
+        for child in node.items:
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    try:
+        position = walk(tree(text))
+    except (IndexError, ValueError):
+        position = None
+    return _line(text, position) if position is not None else 1
+
+
 def parse(text: str) -> Any:
-    """The JSON value of `text`, allowing // and /* */ comments and trailing commas."""
+    """The JSON value of `text`, allowing // and /* */ comments and trailing commas. An object
+    that names a key twice raises DuplicateKey (JSON parsers silently keep one copy)."""
     toks = tokens(text)
     blank = {id(t) for t in toks if t.kind == "comment"} | {id(t) for t in _trailing_commas(text, toks)}
     chars = list(text)
@@ -98,9 +145,19 @@ def parse(text: str) -> Any:
     if not cleaned.strip():
         return None
     try:
-        return json.loads(cleaned)
+        return json.loads(cleaned, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise JsoncError(exc.msg, exc.lineno) from None
+    except _Duplicate as dup:
+        raise DuplicateKey(dup.key, _duplicate_line(text, dup.key)) from None
+
+
+def comments(text: str) -> list[str]:
+    """The comments of a document, in order (for "did an edit keep them all?")."""
+    try:
+        return [text[t.start:t.end] for t in tokens(text) if t.kind == "comment"]
+    except JsoncError:
+        return []
 
 
 class CommentLoss(ValueError):
@@ -108,6 +165,14 @@ class CommentLoss(ValueError):
 
     def __init__(self, line: int) -> None:
         super().__init__(f"a comment near line {line} would be lost")
+        self.line = line
+
+
+class PatchError(ValueError):
+    """Two computed edits overlap: the change cannot be written without corrupting the file."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"engram could not compute a clean edit near line {line}")
         self.line = line
 
 
@@ -200,8 +265,15 @@ class _Patcher:
         self.edits.append((start, end, replacement))
 
     def apply(self) -> str:
+        # Applied back to front; at one position a cut goes before an insertion there, so the
+        # inserted text lands where the cut began. Overlapping edits mean a bug in the diff:
+        # refuse rather than splice at shifted offsets.
+        ordered = sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True)
+        for (_, end, _), (next_start, _, _) in zip(ordered[1:], ordered):
+            if end > next_start:
+                raise PatchError(_line(self.text, next_start))
         text = self.text
-        for start, end, replacement in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+        for start, end, replacement in ordered:
             text = text[:start] + replacement + text[end:]
         return text
 
@@ -264,29 +336,43 @@ class _Patcher:
         sep = "," + (self.newline + base if multiline else " ")
         self.edit(start, start, "".join(self.render(v, base, multiline) + sep for v in values))
 
+    def _separator_end(self, node: Node, index: int) -> int:
+        """Where the text that belongs to item `index` ends: past its comma, and past the rest of
+        its line when only blanks follow."""
+        end = node.items[index].end
+        comma = next((t for t in self.code if t.start >= end), None)
+        if comma is None or self.text[comma.start] != "," or comma.kind != "punct" \
+                or comma.start >= node.end - 1:
+            return end
+        end = comma.end
+        rest = end
+        while rest < len(self.text) and self.text[rest] in " \t":
+            rest += 1
+        if self.text.startswith("\r\n", rest):
+            return rest + 2
+        if rest < len(self.text) and self.text[rest] == "\n":
+            return rest + 1
+        return end
+
     def _splice(self, node: Node, removed: list[int], added: list[tuple[str | None, Any]],
                 starts: list[int]) -> None:
         """Remove the members/elements at `removed` and append `added` ((key, value) pairs;
-        key None in arrays), keeping the container's own layout."""
+        key None in arrays), keeping the container's own layout. Every edit stays inside the
+        span it owns, so the edits never overlap."""
         count = len(node.items)
         kept = [i for i in range(count) if i not in removed]
-        if added and not kept:  # the container ends up holding only new items
-            base = _line_indent(self.text, node.start)
-            inner = base + self.unit
-            parts = [(f"{k}: " if k is not None else "") + self.render(v, inner, True)
-                     for k, v in added]
-            body = ("," + self.newline + inner).join(parts)
-            self.edit(node.start + 1, node.end - 1,
-                      self.newline + inner + body + self.newline + base)
+        if not kept:
+            self._replace_all(node, starts, added)
             return
         for run_start, run_end in _runs(removed):
             if run_end < count:  # the next item stays: cut up to where it begins
-                self.edit(_own_line_start(self.text, starts[run_start]),
-                          _own_line_start(self.text, starts[run_end]), "")
-            elif run_start > 0:  # the run ends the container: cut from the previous one's end
+                cut_end = _own_line_start(self.text, starts[run_end])
+                separator_end = self._separator_end(node, run_end - 1)
+                if any(separator_end <= c.start < cut_end for c in self.comments):
+                    cut_end = separator_end  # a comment above the next item belongs to it
+                self.edit(_own_line_start(self.text, starts[run_start]), cut_end, "")
+            else:  # the run ends the container: cut from the kept item before it
                 self.edit(node.items[run_start - 1].end, node.items[count - 1].end, "")
-            else:  # everything goes
-                self.edit(node.start + 1, node.end - 1, "")
         if not added:
             return
         last = node.items[kept[-1]]
@@ -295,12 +381,35 @@ class _Patcher:
         lead = self.newline + base if multiline else " "
         parts = [(f"{k}: " if k is not None else "") + self.render(v, base, multiline)
                  for k, v in added]
-        following = next(tok for tok in self.code if tok.start >= last.end)
-        if self.text[following.start] == "," and following.start < node.end - 1:
-            # a trailing comma after the last item: keep the style, ours ends with one too
-            self.edit(following.end, following.end, "".join(lead + p + "," for p in parts))
+        # Inserted right after the last kept item: a trailing comma the user had (JSONC) now
+        # follows our last item, so the file keeps its style.
+        self.edit(last.end, last.end, "".join("," + lead + p for p in parts))
+
+    def _replace_all(self, node: Node, starts: list[int],
+                     added: list[tuple[str | None, Any]]) -> None:
+        inner_start, inner_end = node.start + 1, node.end - 1
+        has_comment = any(inner_start <= c.start < inner_end for c in self.comments)
+        if not added:
+            if not node.items:
+                return
+            if has_comment:  # keep the comments: cut only the items and their separators
+                self.edit(_own_line_start(self.text, starts[0]),
+                          self._separator_end(node, len(node.items) - 1), "")
+            else:
+                self.edit(inner_start, inner_end, "")
+            return
+        base = _line_indent(self.text, node.start)
+        inner = base + self.unit
+        parts = [(f"{k}: " if k is not None else "") + self.render(v, inner, True)
+                 for k, v in added]
+        body = ("," + self.newline + inner).join(parts)
+        if has_comment:
+            if node.items:
+                self.edit(_own_line_start(self.text, starts[0]),
+                          self._separator_end(node, len(node.items) - 1), "")
+            self.edit(inner_end, inner_end, self.newline + inner + body + self.newline + base)
         else:
-            self.edit(last.end, last.end, "".join("," + lead + p for p in parts))
+            self.edit(inner_start, inner_end, self.newline + inner + body + self.newline + base)
 
 
 def _runs(indices: list[int]) -> list[tuple[int, int]]:

@@ -10,8 +10,11 @@ from typing import Any, Iterable
 from engram import config, hosts, native_rules, workspace
 from engram.errors import EngramError
 from engram.host_adapter import Host
-from engram.installer.filedance import backup_root
-from engram.installer.plan import Change, Options, apply, config_path, installed, ours_for
+from engram.installer.filedance import (Place, backup_root, check_place, created_for,
+                                        missing_parents, note_created, original, prune)
+from engram.installer.formats import ShapeError
+from engram.installer.plan import (Change, Options, apply, config_path, follow_symlinks,
+                                   installed, ours_for, place_for, scope_name)
 
 ENVELOPE_VERSION = 1
 _VERBS = {"created": "CREATED", "updated": "UPDATED", "deleted": "DELETED",
@@ -31,6 +34,22 @@ def resolve(host_arg: str) -> list[Host]:
                           f"hosts: {names}, all (aliases: cascade, antigravity)") from None
 
 
+def check_scopes(global_scope: bool, local: bool) -> None:
+    if global_scope and local:
+        raise EngramError("--global and --local name different files",
+                          "use one: --local is this project, for you only; --global is every "
+                          "project, for you only")
+
+
+def require_local(targets: list[Host], local: bool) -> None:
+    """--local for one host that has no personal project file is a user error, not a skip."""
+    if local and len(targets) == 1 and targets[0].supported and \
+            not targets[0].install.get("local_file"):
+        host = targets[0]
+        raise EngramError(f"{host.display_name} reads no personal project file",
+                          f"use `engram link {host.name} --global` for hooks only you run")
+
+
 def project_root(cwd: Path) -> Path:
     return workspace.find_root(cwd) or cwd
 
@@ -41,13 +60,33 @@ def path_rules(cwd: Path) -> str:
         str(config.SETTINGS_BY_KEY["hooks.path_rules"].default)
 
 
-def skipped(host: Host, scope: str) -> Change:
-    return Change(host=host.name, scope=scope, path=Path(), action="skipped", message=host.reason)
+def command_setting(cwd: Path) -> str:
+    ws = workspace.load(cwd)
+    if ws is not None:
+        return str(ws.settings.get("hooks.command", "auto"))
+    from engram import paths
+
+    return str(config.effective(config.read_file(paths.user_config_file()), {})
+               .get("hooks.command", "auto"))
+
+
+def skipped(host: Host, scope: str, message: str = "") -> Change:
+    return Change(host=host.name, scope=scope, path=Path(), action="skipped",
+                  message=message or host.reason)
 
 
 def _rules_dir(host: Host, root: Path) -> Path | None:
     folder = host.install.get("native_rules")
     return root / folder if folder else None
+
+
+def _rules_refused(host: Host, folder: Path, root: Path) -> Change | None:
+    try:
+        check_place(folder, Place(root, follow_symlinks(), f"the workspace {root}"))
+    except ShapeError as exc:
+        return Change(host=host.name, scope="project", path=folder, action="refused",
+                      message=exc.problem, fix=exc.fix, kind="rules")
+    return None
 
 
 def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
@@ -68,35 +107,69 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     count = sum(1 for c in cards if c.applies_to and native_rules.is_safe_id(c.id))
     if not count and not folder.exists():
         return None
+    refused = _rules_refused(host, folder, root)
+    if refused:
+        return refused
     had = folder.exists()
-    changed = native_rules.sync_rules(folder, cards, dry_run=dry_run)
+    created = [d for d in missing_parents(folder / "x") if d != str(folder)]
+    changed = native_rules.sync_rules(folder, cards, dry_run=dry_run, root=root,
+                                      follow=follow_symlinks())
+    if created and not dry_run:
+        note_created(folder, created)
     action = "unchanged" if not changed else ("updated" if had else "created")
     return Change(host=host.name, scope="project", path=folder, action=action, entries=count,
                   kind="rules", dry_run=dry_run, events=tuple(f"~{p.stem}" for p in changed))
 
 
 def remove_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
-    folder = _rules_dir(host, project_root(cwd))
-    if folder is None or not folder.exists():
+    root = project_root(cwd)
+    folder = _rules_dir(host, root)
+    if folder is None or not os.path.lexists(folder):
         return None
+    refused = _rules_refused(host, folder, root)
+    if refused:
+        return refused
+    created = created_for(folder)
     removed = native_rules.remove_rules(folder, dry_run=dry_run)
     gone = not folder.exists() or dry_run
+    if gone and not dry_run:
+        prune(created)
     return Change(host=host.name, scope="project", path=folder,
                   action="deleted" if removed and gone else ("updated" if removed else "unchanged"),
                   entries=len(removed), dry_run=dry_run, kind="rules")
 
 
+def target(host: Host, cwd: Path, global_scope: bool, local: bool) -> tuple[Path, Place] | None:
+    root = project_root(cwd)
+    if local and not host.install.get("local_file"):
+        return None
+    path = config_path(host, global_scope, root, local)
+    return path, place_for(host, global_scope, root, follow_symlinks())
+
+
+def _no_local(host: Host) -> Change:
+    return skipped(host, "local", f"{host.display_name} reads no personal project file; use "
+                   f"`engram link {host.name} --global` for hooks only you run")
+
+
 def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
-             dry_run: bool) -> list[Change]:
-    scope = "global" if global_scope else "project"
+             dry_run: bool, local: bool = False) -> list[Change]:
+    scope = scope_name(global_scope, local)
     if not host.supported or not host.install:
         return [skipped(host, scope)]
+    where = target(host, cwd, global_scope, local)
+    if where is None:
+        return [_no_local(host)]
+    path, place = where
     rules = path_rules(cwd)
-    path = config_path(host, global_scope, project_root(cwd))
     # An opt-in SessionEnd stays on when link runs again without --session-end.
     session_end = session_end or any(f.event == "SessionEnd" for f in installed(host, path) or ())
-    options = Options(session_end=session_end, path_rules=rules, global_scope=global_scope)
-    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run)]
+    options = Options(session_end=session_end, path_rules=rules, global_scope=global_scope,
+                      local=local, command=command_setting(cwd))
+    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run,
+                     place=place)]
+    if local and changes[0].action == "created" and not dry_run:
+        keep_out_of_git(project_root(cwd), path)
     if changes[0].action != "refused" and not global_scope and _rules_dir(host, cwd):
         extra = (sync_native_rules(host, cwd, dry_run) if rules == "native"
                  else remove_native_rules(host, cwd, dry_run))
@@ -105,37 +178,113 @@ def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
     return changes
 
 
-def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool) -> list[Change]:
-    scope = "global" if global_scope else "project"
+def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
+               local: bool = False) -> list[Change]:
+    scope = scope_name(global_scope, local)
     if not host.supported or not host.install:
         return [skipped(host, scope)]
-    path = config_path(host, global_scope, project_root(cwd))
-    changes = [apply(host, path, scope, ours_for(host, Options(global_scope=global_scope)),
-                     remove=True, dry_run=dry_run)]
-    if not global_scope:
+    where = target(host, cwd, global_scope, local)
+    if where is None:
+        return [_no_local(host)]
+    path, place = where
+    changes = [apply(host, path, scope, ours_for(host, Options(global_scope=global_scope,
+                                                               local=local)),
+                     remove=True, dry_run=dry_run, place=place)]
+    if not global_scope and not _linked_elsewhere(host, cwd, local):
         extra = remove_native_rules(host, cwd, dry_run)
         if extra:
             changes.append(extra)
+            kept = original(path)
+            if not dry_run and kept and kept.absent and not os.path.lexists(path):
+                prune(kept.created_dirs())  # the rule folder was inside them
     return changes
 
 
-def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool) -> list[Change]:
+def _git_dir(root: Path) -> Path | None:
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:  # a worktree or submodule: ".git" is a file naming the real folder
+        line = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = (root / line.split(":", 1)[1].strip()).resolve()
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        return (git_dir / common).resolve()
+    except OSError:
+        return git_dir
+
+
+def keep_out_of_git(root: Path, path: Path) -> None:
+    """A personal file must never be committed by accident: list it in the repository's own
+    exclude file (.git/info/exclude, never committed), unless a .gitignore line already names
+    it. Claude Code does the same when it creates settings.local.json itself."""
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return
+    rel = "/" + path.relative_to(root).as_posix()
+    names = {rel, rel.lstrip("/"), path.name}
+    exclude = git_dir / "info" / "exclude"
+    for listed in (root / ".gitignore", exclude):
+        try:
+            if names & {line.strip() for line in listed.read_text(encoding="utf-8").splitlines()}:
+                return
+        except OSError:
+            continue
+    try:
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not text or text.endswith("\n") else "\n"
+        exclude.write_text(f"{text}{sep}# engram link --local: a personal file\n{rel}\n",
+                           encoding="utf-8")
+    except OSError:
+        pass  # the file still works; `git status` will show it
+
+
+def _linked_elsewhere(host: Host, cwd: Path, local: bool) -> bool:
+    """Does the other project file (shared or personal) still hold our entries? Then the
+    rule folder still serves it."""
+    other = target(host, cwd, False, not local)
+    return bool(other and installed(host, other[0]))
+
+
+def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
+                local: bool = False) -> list[Change]:
     """Re-link a host where engram entries already are; SessionEnd kept, never added."""
     if not host.supported or not host.install:
         return []
-    path = config_path(host, global_scope, project_root(cwd))
+    where = target(host, cwd, global_scope, local)
+    if where is None:
+        return []
+    path, place = where
     found = installed(host, path)
     if not found:
         return []
-    scope = "global" if global_scope else "project"
+    scope = scope_name(global_scope, local)
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
-                      path_rules=path_rules(cwd), global_scope=global_scope)
-    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run)]
-    if not global_scope and _rules_dir(host, cwd) and options.path_rules == "native":
-        extra = sync_native_rules(host, cwd, dry_run)
+                      path_rules=path_rules(cwd), global_scope=global_scope, local=local,
+                      command=command_setting(cwd))
+    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run,
+                     place=place)]
+    if not global_scope and _rules_dir(host, cwd) and changes[0].action != "refused":
+        extra = (sync_native_rules(host, cwd, dry_run) if options.path_rules == "native"
+                 else remove_native_rules(host, cwd, dry_run))
         if extra:
             changes.append(extra)
     return changes
+
+
+def linked_scopes(host: Host, cwd: Path) -> list[tuple[bool, bool]]:
+    """(global_scope, local) pairs whose file holds engram's entries for this host."""
+    scopes = []
+    for global_scope, local in ((False, False), (False, True), (True, False)):
+        where = target(host, cwd, global_scope, local)
+        if where and installed(host, where[0]):
+            scopes.append((global_scope, local))
+    return scopes
 
 
 def display(path: Path, cwd: Path) -> str:

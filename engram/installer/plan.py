@@ -11,9 +11,9 @@ from typing import Any, Final
 
 from engram.host_adapter import Host
 from engram.installer import command
-from engram.installer.filedance import change_file, target_of
+from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, target_of
 from engram.installer.formats import FORMATS, Entry, Found, Ours, ShapeError
-from engram.installer.jsonc import JsoncError
+from engram.installer.jsonc import DuplicateKey, JsoncError
 from engram.resources import data_dir
 
 _UNIT_FACTOR: Final = {"seconds": 1, "milliseconds": 1000}
@@ -25,6 +25,12 @@ class Options:
     session_end: bool = False
     path_rules: str = "hook"  # the workspace's hooks.path_rules
     global_scope: bool = False
+    local: bool = False  # the host's personal project file (Claude's settings.local.json)
+    command: str = "auto"  # hooks.command
+
+    @property
+    def command_mode(self) -> str:
+        return command.mode_for(self.command, personal=self.global_scope or self.local)
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,7 @@ class Change:
     """What happened (or would happen) to one host's config file."""
 
     host: str
-    scope: str  # "project" | "global"
+    scope: str  # "project" | "local" | "global"
     path: Path
     action: str  # created | updated | deleted | unchanged | absent | skipped | refused
     entries: int = 0  # engram entries in the file afterwards
@@ -50,11 +56,44 @@ class Change:
                 "backup": str(self.backup) if self.backup else None, "kind": self.kind}
 
 
-def config_path(host: Host, global_scope: bool, project_root: Path) -> Path:
+def config_path(host: Host, global_scope: bool, project_root: Path, local: bool = False) -> Path:
+    if local:
+        raw = str(host.install.get("local_file") or "")
+        return project_root / raw
     raw = str(host.install["global_file" if global_scope else "project_file"])
     if global_scope:
         return Path(os.path.expanduser(raw))
     return project_root / raw
+
+
+def scope_name(global_scope: bool, local: bool) -> str:
+    return "global" if global_scope else "local" if local else "project"
+
+
+def host_folder(host: Host) -> Path:
+    """The host's own folder in the home directory (`~/.claude`, `~/.config/opencode`): what a
+    --global link may write in."""
+    home = Path(os.path.expanduser("~"))
+    parts = Path(os.path.expanduser(str(host.install["global_file"]))).relative_to(home).parts
+    depth = 2 if parts[0] == ".config" and len(parts) > 2 else 1
+    return home.joinpath(*parts[:depth])
+
+
+def place_for(host: Host, global_scope: bool, project_root: Path, follow: bool) -> Place:
+    if global_scope:
+        return Place(host_folder(host), follow, f"{host.display_name}'s folder {host_folder(host)}")
+    return Place(project_root, follow, f"the workspace {project_root}")
+
+
+def follow_symlinks() -> bool:
+    """The user's own opt-in (user scope only: a repository cannot grant it to itself)."""
+    from engram import config, paths
+
+    try:
+        user = config.read_file(paths.user_config_file())
+    except Exception:  # noqa: BLE001 - an unreadable user config grants nothing
+        return False
+    return config.effective(user, {}).get(FOLLOW_SETTING) is True
 
 
 def _wanted(event: dict[str, Any], options: Options) -> bool:
@@ -91,7 +130,7 @@ def plugin_text(host: Host, hook_command: str) -> str:
 
 
 def ours_for(host: Host, options: Options) -> Ours:
-    hook = command.hook_command(host.name)
+    hook = command.hook_command(host.name, options.command_mode)
     return Ours(names=host.names, entries=desired_entries(host, options, hook),
                 container=str(host.install.get("container", "hooks")),
                 wrapper=tuple((host.install.get("wrapper") or {}).items()),
@@ -111,8 +150,10 @@ def _events_diff(before: list[Found], after: list[Found]) -> tuple[str, ...]:
 
 
 def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
-          dry_run: bool) -> Change:
-    """Merge (or strip, with `remove`) our entries into one file through the safe dance."""
+          dry_run: bool, place: Place) -> Change:
+    """Merge (or strip, with `remove`) our entries into one file through the safe dance. An
+    unlink that leaves exactly the user's pre-engram settings writes back the pre-engram bytes
+    (or removes a file engram created), so `{}`, an empty file or `"hooks": {}` survive."""
     fmt = FORMATS[host.install["format"]]
     seen: dict[str, list[Found]] = {}
 
@@ -125,18 +166,35 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         seen["after"] = fmt.found(updated, ours)
         if updated == document and text is not None:
             return text
+        if remove:
+            kept = original(scope_path)
+            if kept is not None:
+                before = kept.data()
+                old = None if before is None else before.decode("utf-8", "replace")
+                if fmt.same_as(updated, text, old, ours):
+                    return old
         rendered = fmt.render(text, updated, ours)
         if rendered is None and scope_path.is_symlink() and host.install["format"] != "plugin":
             rendered = "{}\n"  # keep the user's link pointing at a valid, empty config
         return rendered
 
+    def is_original(text: str | None) -> bool:
+        return not remove and fmt.is_pristine(text, ours)
+
     base = dict(host=host.name, scope=scope, path=scope_path, dry_run=dry_run)
     try:
-        outcome = change_file(scope_path, compute, dry_run=dry_run)
-    except (ShapeError, JsoncError) as exc:
+        outcome = change_file(scope_path, compute, place, dry_run=dry_run, is_original=is_original)
+    except (ShapeError, JsoncError, OSError) as exc:
         if isinstance(exc, ShapeError):
             message = f"{exc.key} {exc.problem}" if exc.key != "(file)" else exc.problem
             fix = exc.fix
+        elif isinstance(exc, OSError):
+            message = f"cannot be written ({exc.strerror or exc})"
+            fix = "check the permissions of the file and its folder, then run the command again"
+        elif isinstance(exc, DuplicateKey):
+            message = f"is ambiguous: {exc}"
+            fix = ("keep one copy of that key (hosts read only one of them), then run the "
+                   "command again")
         else:
             message, fix = f"is not valid JSON: {exc}", "fix the syntax, then run the command again"
         return Change(action="refused", message=message, fix=fix, **base)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from engram.installer.command import is_ours
+
 from . import test_e2e_claude as claude
 from . import test_e2e_codex as codex
 from . import test_e2e_gemini as gemini
@@ -41,11 +43,10 @@ def break_envelope(c: Conversation) -> Path:
     wrapper.write_text(WRAPPER.format(engram=str(ENGRAM), log=str(log)), encoding="utf-8")
     config = c.workspace / CONFIG[c.client]
     document = json.loads(config.read_text(encoding="utf-8"))
-    ours = f"{ENGRAM} hook {c.client}"
     for groups in document["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
-                if handler.get("command") == ours:
+                if is_ours(handler.get("command"), (c.client,)):
                     handler["command"] = f"{sys.executable} {wrapper} {c.client}"
     config.write_text(json.dumps(document, indent=2), encoding="utf-8")
     return log

@@ -1,0 +1,98 @@
+"""`engram restore HOST`: put back a saved version of a host config file: the latest backup
+(the file as it was before engram last changed it), a chosen one, or the pre-engram original.
+The current file is itself backed up first, so a restore can be undone the same way."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import typer
+
+from engram.errors import EngramError
+from engram.installer import filedance, ops
+from engram.installer.filedance import Backup
+from engram.installer.formats import ShapeError
+
+
+def _when(backup: Backup) -> str:
+    stamp = backup.id.removeprefix(filedance.ORIGINAL_PREFIX)
+    try:
+        return datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return stamp
+
+
+def _describe(backup: Backup) -> str:
+    kind = "original (before engram)" if backup.original else "backup"
+    size = "no file" if backup.absent else f"{backup.path.stat().st_size} bytes"
+    return f"{backup.id}  {_when(backup)}  {kind}, {size}"
+
+
+def _choose(saved: list[Backup], backup: str | None, original: bool, command: str) -> Backup:
+    if original:
+        kept = [b for b in saved if b.original]
+        if not kept:
+            raise EngramError("no pre-engram original is recorded for this file",
+                              f"see `{command} --list`")
+        return kept[-1]
+    if backup:
+        for item in saved:
+            if item.id == backup:
+                return item
+        raise EngramError(f"no saved version {backup!r}", f"see `{command} --list`")
+    rotating = [b for b in saved if not b.original]
+    if not rotating:
+        raise EngramError("engram has not changed this file yet, so there is no backup",
+                          f"`{command} --original` restores the pre-engram state if one is kept")
+    return rotating[-1]
+
+
+def run(host: str, global_scope: bool = False, local: bool = False, list_only: bool = False,
+        backup: str | None = None, original: bool = False, dry_run: bool = False,
+        cwd: Path | None = None) -> int:
+    cwd = (cwd or Path.cwd()).resolve()
+    ops.check_scopes(global_scope, local)
+    if backup and original:
+        raise EngramError("--backup and --original choose different versions", "use one")
+    targets = ops.resolve(host)
+    if len(targets) != 1:
+        raise EngramError("restore works on one host at a time", "name the host")
+    target = targets[0]
+    if not target.supported or not target.install:
+        raise EngramError(f"engram writes no config for {target.display_name}")
+    ops.require_local(targets, local)
+    where = ops.target(target, cwd, global_scope, local)
+    assert where is not None
+    path, place = where
+    command = f"engram restore {target.name}" + (" --global" if global_scope else "") + \
+        (" --local" if local else "")
+    saved = filedance.backups(path)
+    shown = ops.display(path, cwd)
+    if list_only:
+        if not saved:
+            typer.echo(f"no saved versions of {shown}")
+            return 0
+        typer.echo(f"saved versions of {shown} (oldest first):")
+        for item in saved:
+            typer.echo(f"  {_describe(item)}")
+        return 0
+    chosen = _choose(saved, backup, original, command)
+    try:
+        outcome = filedance.restore(path, chosen, place, dry_run=dry_run)
+    except ShapeError as exc:
+        typer.echo(f"REFUSED {shown}: {exc.problem}; the file was not changed\n  fix: {exc.fix}",
+                   err=True)
+        return 1
+    what = "the pre-engram original" if chosen.original else f"backup {chosen.id}"
+    if not outcome.changed:
+        typer.echo(f"UNCHANGED {shown} (it already holds {what})")
+    elif dry_run:
+        typer.echo(f"WOULD RESTORE {shown} from {what}")
+    else:
+        gone = " (removed: there was no file)" if outcome.after is None else ""
+        typer.echo(f"RESTORED {shown} from {what}{gone}")
+        if outcome.backup:
+            typer.echo(f"note: the file it replaced is backup {outcome.backup.stem} "
+                       f"(`{command} --backup {outcome.backup.stem}` puts it back)")
+    return 0

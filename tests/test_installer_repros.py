@@ -1,0 +1,373 @@
+"""Regression tests for what trials broke in the installer: each reproduction as it was found,
+and the promise that replaces it (edits verified before they replace a file, the user's file
+given back byte for byte, nothing written outside the workspace, backups that can be used)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from engram.installer import jsonc
+from installer_helpers import PINNED, check_golden, engram
+
+
+@pytest.fixture(autouse=True)
+def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+
+
+def scoped_card(workspace: Path) -> None:
+    (workspace / ".agents" / ".engram" / "py-style.md").write_text(
+        "---\nid: py-style\ntitle: Python style\napplies_to: ['**/*.py']\n---\nUse ruff.\n")
+
+
+def claude_settings(workspace: Path, text: str | None = None) -> Path:
+    path = workspace / ".claude" / "settings.json"
+    if text is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
+
+
+USER_SETTINGS = """{
+  "permissions": {"allow": ["Bash(npm test)"], "deny": []},
+  "env": {"DEBUG": "1"},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+    ],
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "echo hello"}]}
+    ]
+  },
+  "model": "opus"
+}
+"""
+
+STALE_EVENT = """{
+  "hooks": {
+    "SessionStart": [{"hooks": [{"type": "command", "command": "/old/bin/engram hook claude"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "/old/bin/engram hook claude"}]}]
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("start", [None, USER_SETTINGS, STALE_EVENT], ids=["fresh", "user", "stale"])
+@pytest.mark.parametrize("upgrade", [False, True])
+def test_path_rules_switches_keep_the_file_valid(start: str | None, upgrade: bool,
+                                                  workspace: Path) -> None:
+    """Found: link; path_rules hook + link; path_rules native + link (or upgrade) reported
+    UPDATED and left `]atcher": ...` at line 47."""
+    scoped_card(workspace)
+    path = claude_settings(workspace, start)
+    before = path.read_bytes() if start else None
+    assert engram("link", "claude", cwd=workspace) == 0
+    for mode in ("hook", "native", "hook", "native"):
+        assert engram("config", "set", "hooks.path_rules", mode, cwd=workspace) == 0
+        assert engram("upgrade" if upgrade else "link", *(() if upgrade else ("claude",)),
+                      cwd=workspace) == 0
+        document = jsonc.parse(path.read_text())  # strict JSON too:
+        assert json.loads(path.read_text()) == document
+        hooks = document["hooks"]
+        assert ("PreToolUse" in hooks and any(g.get("matcher") == "Read|Edit|Write|MultiEdit"
+                                              for g in hooks["PreToolUse"])) == (mode == "hook")
+        assert ("InstructionsLoaded" in hooks) == (mode == "native")
+        if start == USER_SETTINGS:
+            assert document["permissions"] == {"allow": ["Bash(npm test)"], "deny": []}
+            assert {"type": "command", "command": "./guard.sh"} in \
+                [h for g in hooks["PreToolUse"] for h in g["hooks"]]
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    if before is None:
+        assert not path.exists()
+    elif start == USER_SETTINGS:
+        assert path.read_bytes() == before
+    else:  # it held only an older engram's entries: nothing of the user's to keep
+        assert not path.exists()
+
+
+def test_config_set_path_rules_relinks_and_says_so(workspace: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    scoped_card(workspace)
+    assert engram("link", "claude", cwd=workspace) == 0
+    capsys.readouterr()
+    assert engram("config", "set", "hooks.path_rules", "hook", cwd=workspace) == 0
+    out = capsys.readouterr().out
+    assert "re-linking" in out and "UPDATED .claude/settings.json" in out
+    assert "PreToolUse" in json.loads(claude_settings(workspace).read_text())["hooks"]
+    assert not (workspace / ".claude/rules/engram").exists()
+
+
+def test_a_patch_that_would_not_parse_back_is_refused(workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    """The verification, not the diff, is what keeps a file valid: break the diff and see."""
+    path = claude_settings(workspace, USER_SETTINGS)
+    monkeypatch.setattr(jsonc, "patch", lambda text, before, after: text[:-3])
+    assert engram("link", "claude", cwd=workspace) == 1
+    assert path.read_text() == USER_SETTINGS
+    assert "could not be edited safely" in capsys.readouterr().err
+
+
+def test_overlapping_edits_raise_instead_of_splicing() -> None:
+    patcher = jsonc._Patcher('{"a": 1, "b": 2}')
+    patcher.edit(1, 8, "")
+    patcher.edit(5, 10, "x")
+    with pytest.raises(jsonc.PatchError):
+        patcher.apply()
+
+
+# -- the round trip gives the user's file back ----------------------------------------------
+
+ROUND_TRIP_STARTS = ["{}", "", "\n", '{"hooks": null}', '{"hooks": {}}', "{}\n",
+                     '{ "hooks" : { } }\r\n', '\ufeff{"model": "x"}\n',
+                     '{\n  // mine\n  "model": "x",\n}\n']
+JSON_HOSTS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+              "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
+              "windsurf": ".windsurf/hooks.json"}
+
+
+@pytest.mark.parametrize("start", ROUND_TRIP_STARTS)
+@pytest.mark.parametrize("host", sorted(JSON_HOSTS))
+def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace: Path) -> None:
+    """Found: a `{}`, empty, `{"hooks": null}` or `{"hooks": {}}` file was deleted."""
+    path = workspace / JSON_HOSTS[host]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(start.encode())
+    assert engram("link", host, cwd=workspace) == 0
+    assert jsonc.parse(path.read_text("utf-8"))["hooks"]
+    assert engram("link", host, "--session-end", cwd=workspace) in (0,)
+    assert engram("unlink", host, cwd=workspace) == 0
+    assert path.read_bytes() == start.encode()
+    assert engram("unlink", host, cwd=workspace) == 0
+    assert path.read_bytes() == start.encode()
+
+
+def test_absent_stays_absent_with_no_folder_left(workspace: Path) -> None:
+    scoped_card(workspace)
+    assert engram("link", "all", cwd=workspace) == 0
+    assert engram("unlink", "all", cwd=workspace) == 0
+    assert sorted(p.name for p in workspace.iterdir()) == [".agents", ".git"]
+
+
+def test_a_user_edit_between_link_and_unlink_is_kept(workspace: Path) -> None:
+    path = claude_settings(workspace, "{}")
+    assert engram("link", "claude", cwd=workspace) == 0
+    document = json.loads(path.read_text())
+    document["model"] = "opus"
+    path.write_text(json.dumps(document, indent=2))
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+# -- refusals, each with a golden message -----------------------------------------------------
+
+def refusal(workspace: Path, capsys: pytest.CaptureFixture, *args: str) -> str:
+    capsys.readouterr()
+    assert engram(*args, cwd=workspace) == 1
+    err = capsys.readouterr().err
+    return err.replace(str(workspace), "<ws>").replace(str(workspace.parent), "<tmp>")
+
+
+def test_duplicate_hooks_keys_are_refused(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    """Found: the first copy's content was lost."""
+    text = ('{\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]},\n'
+            '  "hooks": {"SessionStart": []}\n}\n')
+    path = claude_settings(workspace, text)
+    check_golden(refusal(workspace, capsys, "link", "claude"), "refused-duplicate-key.txt")
+    assert path.read_text() == text
+    assert engram("unlink", "claude", cwd=workspace) == 1
+    assert path.read_text() == text
+
+
+def test_read_only_file_is_refused(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    """Found: a 0444 file was overwritten (os.replace does not ask the file's mode)."""
+    path = claude_settings(workspace, '{"model": "opus"}\n')
+    path.chmod(0o444)
+    check_golden(refusal(workspace, capsys, "link", "claude"), "refused-read-only.txt")
+    assert path.read_text() == '{"model": "opus"}\n'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+@pytest.mark.parametrize("hooks", ["[]", '"x"', "1", "true"])
+def test_non_object_hooks_is_refused(hooks: str, workspace: Path,
+                                     capsys: pytest.CaptureFixture) -> None:
+    text = f'{{"hooks": {hooks}}}'
+    path = claude_settings(workspace, text)
+    err = refusal(workspace, capsys, "link", "claude")
+    if hooks == "[]":
+        check_golden(err, "refused-hooks-not-object.txt")
+    assert "hooks is a" in err and path.read_text() == text
+
+
+def test_symlink_out_of_the_workspace_is_refused(workspace: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text("{}")
+    claude_settings(workspace).parent.mkdir(parents=True)
+    claude_settings(workspace).symlink_to(outside)
+    check_golden(refusal(workspace, capsys, "link", "claude"), "refused-symlink-outside.txt")
+    assert outside.read_text() == "{}"
+
+
+def test_link_to_the_users_global_settings_is_refused(workspace: Path, isolated_dirs: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    """Found: project hooks landed in ~/.claude/settings.json through a committed link."""
+    global_file = isolated_dirs / ".claude" / "settings.json"
+    global_file.parent.mkdir()
+    global_file.write_text('{"model": "opus"}')
+    claude_settings(workspace).parent.mkdir(parents=True)
+    claude_settings(workspace).symlink_to(global_file)
+    assert "leads outside the workspace" in refusal(workspace, capsys, "link", "claude")
+    assert global_file.read_text() == '{"model": "opus"}'
+
+
+def test_symlinked_config_folder_out_of_the_workspace_is_refused(
+        workspace: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture) -> None:
+    (isolated_dirs / ".codex").mkdir()
+    (workspace / ".codex").symlink_to(isolated_dirs / ".codex")
+    assert "leads outside the workspace" in refusal(workspace, capsys, "link", "codex")
+    assert list((isolated_dirs / ".codex").iterdir()) == []
+
+
+def test_dangling_link_is_refused_and_its_target_not_created(
+        workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Found: a dangling link made link create the target and its folders."""
+    target = tmp_path / "nowhere" / "deep" / "settings.json"
+    claude_settings(workspace).parent.mkdir(parents=True)
+    claude_settings(workspace).symlink_to(target)
+    check_golden(refusal(workspace, capsys, "link", "claude"), "refused-dangling-link.txt")
+    assert not (tmp_path / "nowhere").exists()
+    # even inside the workspace: a link to a missing file is not ours to create
+    claude_settings(workspace).unlink()
+    claude_settings(workspace).symlink_to(workspace / "missing.json")
+    assert "does not exist" in refusal(workspace, capsys, "link", "claude")
+    assert not (workspace / "missing.json").exists()
+
+
+def test_global_link_through_a_symlink_out_of_the_host_folder_is_refused(
+        workspace: Path, isolated_dirs: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture) -> None:
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("{}")
+    (isolated_dirs / ".claude").mkdir()
+    (isolated_dirs / ".claude" / "settings.json").symlink_to(dotfiles)
+    err = refusal(workspace, capsys, "link", "claude", "--global")
+    assert "leads outside Claude Code's folder" in err
+    assert "install.follow_symlinks true --global" in err
+    assert dotfiles.read_text() == "{}"
+
+
+# -- the rule folder a repository may commit as a symlink ------------------------------------
+
+@pytest.mark.parametrize("linked", [".claude/rules/engram", ".claude/rules", ".claude"])
+def test_rule_folder_symlinked_out_of_the_workspace_gets_nothing(
+        linked: str, workspace: Path, isolated_dirs: Path,
+        capsys: pytest.CaptureFixture) -> None:
+    """Found: a repository committing `.claude/rules/engram -> ~/.claude/rules` got its rule
+    files written into the user's global rules, by link and by the SessionStart hook."""
+    scoped_card(workspace)
+    victim = isolated_dirs / ".claude" / "rules"
+    victim.mkdir(parents=True)
+    link = workspace / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    depth = linked.count("/")
+    link.symlink_to(victim if depth == 2 else victim.parent if depth == 1 else
+                    isolated_dirs / ".claude")
+    assert engram("link", "claude", cwd=workspace) == 1
+    assert sorted(p.name for p in victim.iterdir()) == []
+    from engram import hook
+
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(workspace),
+               "source": "startup"}
+    hook.handle("claude", json.dumps(payload).encode(), defer=False)  # syncs the rules
+    assert sorted(p.name for p in victim.iterdir()) == []
+
+
+def test_hook_sync_never_writes_through_a_rule_folder_leading_outside(
+        workspace: Path, isolated_dirs: Path) -> None:
+    from engram import native_rules
+    from engram.card import Card  # noqa: F401 - the sync takes cards
+
+    victim = isolated_dirs / "rules"
+    victim.mkdir()
+    folder = workspace / ".claude" / "rules" / "engram"
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(victim)
+    assert not native_rules.stays_inside(folder, workspace)
+    assert native_rules.sync_rules(folder, [], root=workspace) == []
+    inside = workspace / "real-rules"
+    inside.mkdir()
+    folder.unlink()
+    folder.symlink_to(inside)
+    assert native_rules.stays_inside(folder, workspace)
+
+
+def test_generated_rule_folder_ignores_itself_in_git(workspace: Path) -> None:
+    scoped_card(workspace)
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert (workspace / ".claude/rules/engram/.gitignore").read_text().splitlines()[-1] == "*"
+
+
+# -- backups and restore ----------------------------------------------------------------------
+
+def test_the_pre_engram_original_outlives_backup_rotation(workspace: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """Found: the backup of the user's original was rotated out after five changes."""
+    path = claude_settings(workspace, USER_SETTINGS)
+    scoped_card(workspace)
+    assert engram("link", "claude", cwd=workspace) == 0
+    for mode in ("hook", "native") * 4:
+        assert engram("config", "set", "hooks.path_rules", mode, cwd=workspace) == 0
+    path.write_text("{ broken")
+    capsys.readouterr()
+    assert engram("doctor", cwd=workspace) == 1
+    assert "engram restore claude" in capsys.readouterr().out
+    assert engram("restore", "claude", "--list", cwd=workspace) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("original (before engram)") == 1 and listing.count("backup,") == 5
+    assert engram("restore", "claude", "--original", cwd=workspace) == 0
+    assert path.read_text() == USER_SETTINGS
+    # the broken file it replaced was itself backed up, and can be put back
+    out = capsys.readouterr().out
+    backup_id = out.split("--backup ")[1].split("`")[0]
+    assert engram("restore", "claude", "--backup", backup_id, cwd=workspace) == 0
+    assert path.read_text() == "{ broken"
+    assert engram("restore", "claude", cwd=workspace) == 0  # the latest: before the last change
+    assert path.read_text() == USER_SETTINGS
+
+
+def test_restore_original_of_a_file_engram_created_removes_it(workspace: Path) -> None:
+    assert engram("link", "codex", cwd=workspace) == 0
+    assert engram("restore", "codex", "--original", cwd=workspace) == 0
+    assert not (workspace / ".codex").exists()
+
+
+def test_restore_errors_are_user_errors(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    assert engram("restore", "claude", cwd=workspace) == 1
+    assert "no backup" in capsys.readouterr().err
+    assert engram("restore", "claude", "--backup", "nope", cwd=workspace) == 1
+    assert engram("restore", "all", cwd=workspace) == 1
+
+
+# -- the personal file -----------------------------------------------------------------------
+
+def test_link_local_writes_settings_local_and_keeps_it_out_of_git(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    local = workspace / ".claude" / "settings.local.json"
+    assert "SessionStart" in json.loads(local.read_text())["hooks"]
+    assert not claude_settings(workspace).exists()
+    assert "/.claude/settings.local.json" in (workspace / ".git/info/exclude").read_text()
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert "runs both" in capsys.readouterr().out
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert not local.exists() and claude_settings(workspace).exists()
+    assert engram("link", "codex", "--local", cwd=workspace) == 1
+    assert "no personal project file" in capsys.readouterr().err
+    assert engram("link", "claude", "--local", "--global", cwd=workspace) == 1
