@@ -25,6 +25,10 @@ def scoped_card(workspace: Path) -> None:
         "---\nid: py-style\ntitle: Python style\napplies_to: ['**/*.py']\n---\nUse ruff.\n")
 
 
+def native(workspace: Path) -> None:
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
+
+
 def claude_settings(workspace: Path, text: str | None = None) -> Path:
     path = workspace / ".claude" / "settings.json"
     if text is not None:
@@ -67,15 +71,14 @@ def test_path_rules_switches_keep_the_file_valid(start: str | None, upgrade: boo
     path = claude_settings(workspace, start)
     before = path.read_bytes() if start else None
     assert engram("link", "claude", cwd=workspace) == 0
-    for mode in ("hook", "native", "hook", "native"):
+    for mode in ("native", "hook", "native", "hook"):
         assert engram("config", "set", "hooks.path_rules", mode, cwd=workspace) == 0
         assert engram("upgrade" if upgrade else "link", *(() if upgrade else ("claude",)),
                       cwd=workspace) == 0
         document = jsonc.parse(path.read_text())  # strict JSON too:
         assert json.loads(path.read_text()) == document
         hooks = document["hooks"]
-        assert ("PreToolUse" in hooks and any(g.get("matcher") == "Read|Edit|Write|MultiEdit"
-                                              for g in hooks["PreToolUse"])) == (mode == "hook")
+        assert ("PostToolUse" in hooks) == (mode == "hook")
         assert ("InstructionsLoaded" in hooks) == (mode == "native")
         if start == USER_SETTINGS:
             assert document["permissions"] == {"allow": ["Bash(npm test)"], "deny": []}
@@ -95,11 +98,14 @@ def test_config_set_path_rules_relinks_and_says_so(workspace: Path,
     scoped_card(workspace)
     assert engram("link", "claude", cwd=workspace) == 0
     capsys.readouterr()
-    assert engram("config", "set", "hooks.path_rules", "hook", cwd=workspace) == 0
+    assert engram("config", "set", "hooks.path_rules", "native", cwd=workspace) == 0
     out = capsys.readouterr().out
     assert "re-linking" in out and "UPDATED .claude/settings.json" in out
-    assert "PreToolUse" in json.loads(claude_settings(workspace).read_text())["hooks"]
-    assert not (workspace / ".claude/rules/engram").exists()
+    assert "InstructionsLoaded" in json.loads(claude_settings(workspace).read_text())["hooks"]
+    assert (workspace / ".claude/rules/engram/py-style.md").exists()
+    assert engram("config", "set", "hooks.path_rules", "hook", cwd=workspace) == 0
+    assert "PostToolUse" in json.loads(claude_settings(workspace).read_text())["hooks"]
+    assert not (workspace / ".claude").joinpath("rules").exists()
 
 
 def test_a_patch_that_would_not_parse_back_is_refused(workspace: Path,
@@ -272,6 +278,7 @@ def test_rule_folder_symlinked_out_of_the_workspace_gets_nothing(
     """Found: a repository committing `.claude/rules/engram -> ~/.claude/rules` got its rule
     files written into the user's global rules, by link and by the SessionStart hook."""
     scoped_card(workspace)
+    native(workspace)
     victim = isolated_dirs / ".claude" / "rules"
     victim.mkdir(parents=True)
     link = workspace / linked
@@ -310,6 +317,7 @@ def test_hook_sync_never_writes_through_a_rule_folder_leading_outside(
 
 def test_generated_rule_folder_ignores_itself_in_git(workspace: Path) -> None:
     scoped_card(workspace)
+    native(workspace)
     assert engram("link", "claude", cwd=workspace) == 0
     assert (workspace / ".claude/rules/engram/.gitignore").read_text().splitlines()[-1] == "*"
 
