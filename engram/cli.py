@@ -43,6 +43,41 @@ def _main(
 
 
 @app.command()
+def init(
+    yes: bool = typer.Option(False, "--yes", "-y", help="Import the instruction files found and "
+                             "link the hosts found, without asking."),
+    no_input: bool = typer.Option(False, "--no-input", help="Never ask; only report and print "
+                                  "the next steps."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Set this repository up: memory folder, existing rule folders routed, instruction files
+    offered for import, configured hosts offered for linking. Safe to run again."""
+    from engram.commands import init as command
+
+    raise typer.Exit(command.run(cwd=_cwd(cwd), yes=yes, no_input=no_input))
+
+
+@app.command("import")
+def import_(
+    files: List[Path] = typer.Argument(..., help="CLAUDE.md, AGENTS.md, .cursorrules, ..."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the cards, write nothing."),
+    replace: bool = typer.Option(False, "--replace", help="Swap each file for a short pointer to "
+                                 "its cards (the original is kept in .agents/.engram/archive/)."),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", help="Measure over your own prompts "
+                                           "(one per line, or JSON lines with prompt and paths)."),
+    host: str = typer.Option("claude", "--host", help="Host whose budget the measure uses."),
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Split monolithic instruction files into memory cards by their headings, and show the
+    characters the host loads today against what engram would inject."""
+    from engram.commands import import_cmd as command
+
+    raise typer.Exit(command.run(files=files, cwd=_cwd(cwd), dry_run=dry_run, replace=replace,
+                                 prompts=prompts, host=host, as_json=as_json))
+
+
+@app.command()
 def route(
     prompt: Optional[str] = typer.Argument(None, help="The prompt to route."),
     path: List[str] = typer.Option([], "--path", "-p", help="A touched path (repeatable)."),
@@ -51,6 +86,8 @@ def route(
     cwd: Optional[Path] = CwdOption,
     limit: Optional[int] = typer.Option(None, "--limit", help="Most cards to select."),
     explain: bool = typer.Option(False, "--explain", help="Show why each card was selected."),
+    why_not: Optional[str] = typer.Option(None, "--why-not", metavar="ID",
+                                          help="Say in words why this card was not selected."),
     as_json: bool = JsonOption,
     batch: Optional[Path] = typer.Option(None, "--batch", help="JSON lines of "
                                          '{"prompt": ..., "paths": [...]}; one result line each.'),
@@ -59,7 +96,41 @@ def route(
     from engram.commands import route as command
 
     raise typer.Exit(command.run(prompt=prompt, paths=path, roots=root, cwd=_cwd(cwd),
-                                 limit=limit, explain=explain, as_json=as_json, batch=batch))
+                                 limit=limit, explain=explain, as_json=as_json, batch=batch,
+                                 why_not=why_not))
+
+
+@app.command()
+def new(
+    card_id: str = typer.Argument(..., metavar="ID", help="The card's id (its file name)."),
+    title: Optional[str] = typer.Option(None, "--title", help="A short title."),
+    tags: List[str] = typer.Option([], "--tags", help="Tags, comma-separated or repeated; a "
+                                   "prompt naming one selects the card."),
+    applies_to: List[str] = typer.Option([], "--applies-to", help="Globs of the files it is "
+                                         "about (repeatable)."),
+    always: bool = typer.Option(False, "--always", help="Send it at every session start."),
+    priority: Optional[int] = typer.Option(None, "--priority", help="0-100 (default 50)."),
+    body: Optional[str] = typer.Option(None, "--body", help="The card's text."),
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Write a new, valid memory card to .agents/.engram/ID.md."""
+    from engram.commands import new as command
+
+    raise typer.Exit(command.run(card_id=card_id, title=title, tags=tags, applies_to=applies_to,
+                                 always=always, priority=priority, body=body, cwd=_cwd(cwd)))
+
+
+@app.command()
+def show(
+    card_id: str = typer.Argument(..., metavar="ID", help="The card's id."),
+    root: List[Path] = typer.Option([], "--root", help="Look in this memory root (repeatable)."),
+    as_json: bool = JsonOption,
+    cwd: Optional[Path] = CwdOption,
+) -> None:
+    """Print one card whole: file, key, fields, body, and its size against each host's budget."""
+    from engram.commands import show as command
+
+    raise typer.Exit(command.run(card_id=card_id, roots=root, cwd=_cwd(cwd), as_json=as_json))
 
 
 @app.command()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final, Iterable
 
 from engram import globs
 from engram.card import Card
+from engram.commands.new import PLACEHOLDER
 from engram.problems import Problem
 
 if TYPE_CHECKING:
@@ -77,6 +78,10 @@ def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
             problems.append(Problem(card.path, card.body_line + card.body.count("\n", 0, match.start()),
                                     "error", f"the body imitates engram's own framing ({text!r}); "
                                     "engram escapes it when injecting, but reword it", "framing"))
+        if card.body.strip() == PLACEHOLDER:
+            problems.append(Problem(card.path, card.body_line, "warning",
+                                    "the body is still the placeholder `engram new` wrote; write "
+                                    "the rule", "placeholder"))
         if FRAMING.search(card.title) or FRAMING.search(card.card):
             problems.append(Problem(card.path, None, "error",
                                     "the title or card line imitates engram's own framing", "framing"))

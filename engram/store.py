@@ -36,6 +36,9 @@ def host_rule_suffix(folder: str) -> tuple[str, str] | None:
         if marker in probe:
             return suffix, host
     return None
+# `.claude/rules/engram/` holds engram's generated copies of cards: never cards themselves, also
+# when `.claude/rules` is a memory root.
+_CLAUDE_RULES: Final = os.path.join(".claude", "rules")
 
 
 class FoundFile:
@@ -115,7 +118,8 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                             continue
                     if entry.is_dir():
                         if name not in RESERVED_DIRS and not (is_link and follow_symlinks
-                                                              and name.startswith(".")):
+                                                              and name.startswith(".")) \
+                                and not (name == "engram" and folder.endswith(_CLAUDE_RULES)):
                             stack.append(entry.path)
                         continue
                     if not is_card or not entry.is_file():

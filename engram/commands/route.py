@@ -71,7 +71,8 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
 
 
 def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
-        limit: int | None, explain: bool, as_json: bool, batch: Path | None) -> int:
+        limit: int | None, explain: bool, as_json: bool, batch: Path | None,
+        why_not: str | None = None) -> int:
     compiled, root, settings = open_index(cwd, roots)
     effective_limit = limit if limit is not None else int(settings.get("load.limit", DEFAULT_LIMIT))
     if effective_limit < 1:
@@ -81,6 +82,18 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
     if prompt is None and not paths:
         raise EngramError("give a prompt, --path, or --batch FILE")
     result = route_request(compiled, root, cwd, prompt or "", list(paths), effective_limit)
+    if why_not is not None:
+        from engram import why_not as why_not_module
+
+        sentences = why_not_module.explain(compiled, result, prompt or "", list(paths), why_not,
+                                           effective_limit)
+        if as_json:
+            sys.stdout.write(json.dumps({"version": JSON_VERSION, "id": why_not,
+                                         "selected": why_not in result.ids,
+                                         "explanation": sentences}, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write("\n".join(sentences) + "\n")
+        return 0
     if as_json:
         payload = result_json(compiled, result)
         payload["warnings"] = _card_warnings(compiled) + payload["warnings"]

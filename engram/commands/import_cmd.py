@@ -1,0 +1,172 @@
+"""`engram import FILE...`: split monolithic instruction files into memory cards, and show what
+the host loads today against what engram would inject."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from engram import fileio, formats, importer, paths, session_sim
+from engram import workspace as workspace_module
+from engram.errors import EngramError
+
+JSON_VERSION = 1
+ARCHIVE = "archive"  # under the memory folder: reserved, never routed
+
+
+def folder_name(relative: str) -> str:
+    """`CLAUDE.md` -> `claude`, `.github/copilot-instructions.md` -> `copilot-instructions`."""
+    return formats.slug(formats.default_id(Path(relative)).lstrip(".")) or "imported"
+
+
+def _existing_ids(root: Path, skip: Path) -> set[str]:
+    """Ids of the workspace's cards outside `skip` (the folder being re-imported)."""
+    from engram import index
+
+    ws = workspace_module.load(root)
+    if ws is None or not ws.roots:
+        return set()
+    inside = str(skip) + os.sep
+    return {card.id for card in index.load_or_build(ws).all_cards()
+            if not card.path.startswith(inside)}
+
+
+def _unique(cards: list[importer.Planned], taken: set[str], stem: str) -> list[importer.Planned]:
+    from dataclasses import replace
+
+    result = []
+    for card in cards:
+        card_id = card.id if card.id not in taken else f"{stem}-{card.id}"
+        n = 2
+        while card_id in taken:
+            card_id, n = f"{stem}-{card.id}-{n}", n + 1
+        taken.add(card_id)
+        result.append(card if card_id == card.id else
+                      replace(card, id=card_id, source=card.source.split("#")[0] + "#" + card_id))
+    return result
+
+
+def measure(cards: list[importer.Planned], steps: list[session_sim.Step],
+            host: str) -> session_sim.SessionResult:
+    with tempfile.TemporaryDirectory(prefix="engram-import-") as temp:
+        folder = Path(temp) / "cards"
+        folder.mkdir()
+        for card in cards:
+            (folder / f"{card.id}.md").write_text(card.render(), encoding="utf-8")
+        return session_sim.play(folder, steps, host)
+
+
+def _pointer(relative: str, folder: str) -> str:
+    return (f"# Agent instructions\n\nThis project's instructions live as memory cards in "
+            f"`{folder}/`. engram delivers each card to the agent when it matters (run "
+            f"`engram route \"PROMPT\"` to see which). The original {relative} is kept in "
+            f"`{paths.MEMORY_DIR_NAME}/{ARCHIVE}/`.\n")
+
+
+def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: Path | None,
+        host: str, as_json: bool) -> int:
+    if not files:
+        raise EngramError("give at least one file to import", "e.g. engram import CLAUDE.md")
+    root_str = workspace_module.find_root_str(cwd)
+    if root_str is None:
+        raise EngramError(f"no workspace found at or above {cwd}",
+                          "run inside a Git repository (or run `engram init` first)")
+    root = Path(root_str)
+    memory = root / paths.MEMORY_DIR_NAME
+    steps = session_sim.read_prompts(prompts) if prompts else \
+        [session_sim.Step(p) for p in session_sim.SAMPLE_PROMPTS]
+    reports: list[dict[str, Any]] = []
+    for file in files:
+        source = (cwd / file).resolve() if not file.is_absolute() else file
+        try:
+            text = source.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise EngramError(f"{file}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EngramError(f"{file}: cannot read it as UTF-8 text ({exc})") from None
+        try:
+            relative = source.relative_to(root).as_posix()
+        except ValueError:
+            relative = source.name
+        stem = folder_name(relative)
+        folder = memory / stem
+        cards = importer.plan(text, relative)
+        if not cards:
+            raise EngramError(f"{file}: nothing to import (the file is empty)")
+        cards = _unique(cards, _existing_ids(root, folder), stem)
+        actions = []
+        for card in cards:
+            target = folder / f"{card.id}.md"
+            rendered = card.render()
+            if target.is_file():
+                same = target.read_text(encoding="utf-8", errors="replace") == rendered
+                actions.append("unchanged" if same else "kept")
+                continue
+            actions.append("would write" if dry_run else "written")
+            if not dry_run:
+                fileio.atomic_write_text(target, rendered)
+        result = measure(cards, steps, host)
+        replaced = None
+        if replace and not dry_run:
+            archive = memory / ARCHIVE / relative.replace("/", "__")
+            archive.parent.mkdir(parents=True, exist_ok=True)
+            if not archive.exists():
+                shutil.copy2(source, archive)
+            fileio.atomic_write_text(source, _pointer(relative, f"{paths.MEMORY_DIR_NAME}/{stem}"))
+            replaced = str(archive.relative_to(root))
+        reports.append({
+            "file": relative, "folder": str(folder.relative_to(root)),
+            "source_chars": len(text), "engram_chars": result.total,
+            "prompts": len(steps), "host": host, "delivered": list(result.delivered),
+            "replaced": replaced, "dry_run": dry_run,
+            "cards": [{"id": c.id, "title": c.title, "always": c.always, "chars": len(c.body),
+                       "tags": list(c.tags), "line": c.line, "action": a}
+                      for c, a in zip(cards, actions)],
+        })
+    if as_json:
+        sys.stdout.write(json.dumps({"version": JSON_VERSION, "imports": reports},
+                                    ensure_ascii=False) + "\n")
+    else:
+        for report in reports:
+            sys.stdout.write(_table(report, prompts is None))
+    return 0
+
+
+def _table(report: dict[str, Any], sample: bool) -> str:
+    cards = report["cards"]
+    width = max(len(c["id"]) for c in cards)
+    lines = [f"{report['file']} -> {report['folder']}/ ({len(cards)} cards"
+             + (", dry run: nothing written" if report["dry_run"] else "") + ")",
+             f"  {'id':<{width}}  {'line':>5}  {'chars':>6}  always  tags"]
+    for card in cards:
+        note = "" if card["action"] in ("written", "would write") else f"  ({card['action']})"
+        lines.append(f"  {card['id']:<{width}}  {card['line']:>5}  {card['chars']:>6,}  "
+                     f"{'yes' if card['always'] else '':<6}  {', '.join(card['tags'])}{note}")
+    kept = sum(c["action"] == "kept" for c in cards)
+    if kept:
+        lines.append(f"  {kept} card file(s) already exist with other content and were kept; "
+                     "delete them to import again")
+    source, injected = report["source_chars"], report["engram_chars"]
+    saved = 1 - injected / source if source else 0.0
+    where = "a sample session" if sample else "your prompts"
+    lines += [
+        "",
+        f"  today:  {source:>8,} characters of {report['file']} loaded whole at every session "
+        "start",
+        f"  engram: {injected:>8,} characters injected over {where} of {report['prompts']} "
+        f"prompts ({report['host']} budget): {saved:.0%} less; "
+        f"{len(report['delivered'])} of {len(cards)} cards sent",
+    ]
+    if report["replaced"]:
+        lines.append(f"  REPLACED {report['file']} with a pointer; the original is in "
+                     f"{report['replaced']}")
+    elif not report["dry_run"]:
+        lines.append(f"  {report['file']} is untouched: the host still loads it whole. Review "
+                     f"the cards, then `engram import {report['file']} --replace`.")
+    lines.append("  next: engram lint --strict; engram route \"a prompt\" --explain")
+    return "\n".join(lines) + "\n\n"

@@ -1,0 +1,184 @@
+"""`engram init`: set a repository up for routed memory. Creates the memory folder (with a
+starter card when it holds none), makes existing rule folders memory roots, and offers
+`engram import` for monolithic instruction files and `engram link` for the hosts the
+repository is configured for. Running it again changes nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from engram import config, fileio, paths, settings_store
+from engram import workspace as workspace_module
+from engram.errors import EngramError
+
+# Folders of per-topic rule files engram reads in their own format.
+RULE_FOLDERS: tuple[tuple[str, str], ...] = (
+    (".cursor/rules", "Cursor rules"),
+    (".claude/rules", "Claude rules"),
+    (".github/instructions", "Copilot instructions"),
+    (".continue/rules", "Continue rules"),
+)
+# Files a host loads whole at every session start: candidates for `engram import`.
+MONOLITHIC: tuple[str, ...] = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
+                               ".github/copilot-instructions.md", ".windsurfrules")
+# What tells us a repository is set up for a host.
+HOST_SIGNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("claude", (".claude", "CLAUDE.md")),
+    ("codex", (".codex", "AGENTS.md")),
+    ("gemini", (".gemini", "GEMINI.md")),
+    ("cursor", (".cursor", ".cursorrules")),
+    ("windsurf", (".windsurf", ".windsurfrules")),
+    ("opencode", (".opencode", "opencode.json")),
+)
+STARTER_ID = "memory-cards"
+STARTER = """---
+id: memory-cards
+title: How this project's agent memory works
+card: Project memory is Markdown cards in .agents/.engram/, routed to agents by engram.
+tags: [engram, memory-cards]
+---
+Project knowledge for AI agents lives in `.agents/.engram/` as small Markdown memory cards,
+one topic per card. engram sends an agent the cards that matter for each prompt or touched
+file, once per session.
+
+- Add a card: `engram new ID --title "..." --tags a,b [--applies-to "src/**/*.py"]`.
+- Check cards: `engram lint --strict`. See what a prompt gets: `engram route "PROMPT" --explain`.
+- Keep a card to one topic and a few hundred words; put always-needed rules in a card with
+  `always: true`.
+"""
+POINTER_MARK = paths.MEMORY_DIR_NAME
+
+
+def _has_cards(folder: Path) -> bool:
+    from engram import store
+
+    if not folder.is_dir():
+        return False
+    found, _ = store.scan([(str(folder), "workspace")])
+    return bool(found)
+
+
+def _rule_files(folder: Path) -> int:
+    from engram import store
+
+    found, _ = store.scan([(str(folder), "config")])
+    return len(found)
+
+
+def _is_pointer(path: Path) -> bool:
+    """A file `engram import --replace` already swapped for a pointer to the cards."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return len(text) < 1000 and POINTER_MARK in text
+
+
+def _ask(question: str) -> bool:
+    sys.stdout.write(f"{question} [Y/n] ")
+    sys.stdout.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("", "y", "yes")
+
+
+def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
+    root_str = workspace_module.find_root_str(cwd)
+    if root_str is None:
+        raise EngramError(f"no repository found at or above {cwd}",
+                          "run `engram init` inside a Git repository (git init first)")
+    root = Path(root_str)
+    out = sys.stdout.write
+    out(f"engram init in {root}\n")
+    memory = root / paths.MEMORY_DIR_NAME
+    if _has_cards(memory):
+        out(f"  ok       {paths.MEMORY_DIR_NAME}/ holds memory cards\n")
+    else:
+        fileio.atomic_write_text(memory / f"{STARTER_ID}.md", STARTER)
+        out(f"  CREATED  {paths.MEMORY_DIR_NAME}/{STARTER_ID}.md (a starter card; replace it "
+            "with your own)\n")
+
+    config_file = root / paths.WORKSPACE_CONFIG_NAME
+    current = list(config.read_file(config_file).get("roots") or [])
+    added = []
+    for relative, label in RULE_FOLDERS:
+        folder = root / relative
+        if not folder.is_dir():
+            continue
+        count = _rule_files(folder)
+        if not count:
+            continue
+        if relative in current or relative + "/" in current:
+            out(f"  ok       {relative}/ ({label}, {count} files) is routed\n")
+            continue
+        added.append(relative)
+        out(f"  ROUTED   {relative}/ ({label}, {count} files): listed under `roots` in "
+            f"{paths.WORKSPACE_CONFIG_NAME}\n")
+    if added:
+        settings_store.set_value(config_file, "workspace", "roots", current + added)
+
+    interactive = not yes and not no_input and sys.stdin.isatty()
+    to_import = []
+    for relative in MONOLITHIC:
+        path = root / relative
+        if not path.is_file():
+            continue
+        if _is_pointer(path):
+            out(f"  ok       {relative} already points to the cards\n")
+            continue
+        size = path.stat().st_size
+        from engram.commands.import_cmd import folder_name
+
+        folder = f"{paths.MEMORY_DIR_NAME}/{folder_name(relative)}"
+        if _has_cards(root / folder):
+            out(f"  ok       {relative} is imported into {folder}/; its host still loads it "
+                f"whole ({size:,} bytes): `engram import {relative} --replace` swaps it for a "
+                "pointer\n")
+            continue
+        out(f"  FOUND    {relative} ({size:,} bytes, loaded whole by its host every session)\n")
+        to_import.append(relative)
+
+    hosts = [name for name, signs in HOST_SIGNS if any((root / s).exists() for s in signs)]
+    linked = _linked(root)
+    to_link = [h for h in hosts if h not in linked]
+    for host in hosts:
+        if host in linked:
+            out(f"  ok       {host} is linked\n")
+
+    status = 0
+    if to_import and (yes or (interactive and _ask(f"Import {', '.join(to_import)} into "
+                                                   "memory cards now?"))):
+        from engram.commands import import_cmd
+
+        status |= import_cmd.run(files=[root / r for r in to_import], cwd=root, dry_run=False,
+                                 replace=False, prompts=None, host="claude", as_json=False)
+        to_import = []
+    if to_link and (yes or (interactive and _ask(f"Link engram into {', '.join(to_link)}?"))):
+        from engram.commands import link
+
+        for host in to_link:
+            status |= link.run(host=host, global_scope=False, session_end=False, dry_run=False,
+                               as_json=False, cwd=root)
+        to_link = []
+
+    steps = []
+    if to_import:
+        steps.append("engram import " + " ".join(to_import) + "   # split into cards (--dry-run "
+                     "to preview)")
+    if to_link:
+        steps += [f"engram link {host}" for host in to_link]
+    if not hosts and not linked:
+        steps.append("engram link claude   # or codex, gemini, cursor, opencode, windsurf")
+    steps.append("engram lint --strict && engram route \"a typical prompt\" --explain")
+    out("next:\n" + "".join(f"  {step}\n" for step in steps))
+    return status
+
+
+def _linked(root: Path) -> list[str]:
+    from engram import card_size
+
+    try:
+        return card_size.linked_hosts(root)
+    except Exception:  # noqa: BLE001 - reporting only
+        return []
+

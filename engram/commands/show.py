@@ -1,0 +1,67 @@
+"""`engram show ID`: one card whole: file, key, fields, body, and its size against each host's
+budget."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+
+from engram import card_size
+from engram import workspace as workspace_module
+from engram.commands.route import open_index
+from engram.errors import EngramError
+
+JSON_VERSION = 1
+
+
+def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
+    compiled, root, settings = open_index(cwd, roots)
+    slot = compiled.slot_of(card_id)
+    if slot is None:
+        skipped = [p for p in compiled.problems if p.severity == "error"
+                   and Path(p.path).stem == card_id]
+        if skipped:
+            raise EngramError(f"{card_id} is skipped: {skipped[0].render()}", "run `engram lint`")
+        ids = [card.id for card in compiled.all_cards()]
+        close = difflib.get_close_matches(card_id, ids, n=3)
+        raise EngramError(f"no card with the id {card_id!r}",
+                          f"did you mean {', '.join(close)}?" if close else "engram route "
+                          "\"PROMPT\" lists cards; engram new ID writes one")
+    card = compiled.card(slot)
+    fits = card_size.fits(card, settings)
+    ws = workspace_module.load(cwd)
+    linked = set(card_size.linked_hosts(ws.root)) if ws is not None and not roots else set()
+    if as_json:
+        sys.stdout.write(json.dumps({
+            "version": JSON_VERSION, "id": card.id, "path": card.path, "line": 1,
+            "key": card.key, "title": card.title, "card": card.card, "type": card.type,
+            "tags": list(card.tags), "applies_to": list(card.applies_to), "always": card.always,
+            "priority": card.priority, "depends_on": list(card.depends_on),
+            "format": card.format, "body": card.body,
+            "sizes": [{"host": f.host, "unit": f.unit, "limit": f.limit, "size": f.size,
+                       "fits": f.fits, "linked": f.host in linked} for f in fits],
+        }, ensure_ascii=False) + "\n")
+        return 0
+    try:
+        shown = str(Path(card.path).relative_to(cwd))
+    except ValueError:
+        shown = card.path
+    out = [f"{card.id}: {card.title}",
+           f"  file      {shown} ({card.format} format)",
+           f"  key       {card.key}",
+           f"  card      {card.card}"]
+    for label, values in (("tags", card.tags), ("applies_to", card.applies_to),
+                          ("depends_on", card.depends_on)):
+        if values:
+            out.append(f"  {label:<9} {', '.join(values)}")
+    out.append(f"  priority  {card.priority}" + ("   always: sent at session start"
+                                                  if card.always else ""))
+    out.append("  size      " + "; ".join(
+        f"{f.host}{' (linked)' if f.host in linked else ''} {f.describe()}" for f in fits))
+    if any(not f.fits for f in fits):
+        out.append("  hint      split it into smaller cards so every host gets it whole")
+    out += ["", card.body.rstrip("\n")]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0

@@ -1,0 +1,136 @@
+"""`engram route PROMPT --why-not ID`: why one card was or was not selected, in words. Built on
+the router's own scores and reasons (the same `_TextHits`, bar and cut the router applies), so
+the explanation cannot drift from the decision: which prompt words the card contains and where,
+the evidence a card needs, the cut relative to the best card, the limit, and the paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engram import router, text
+from engram.index import C_ALWAYS, C_APPLIES, C_ID, C_TAGS, CompiledIndex
+from engram.router import RouteResult
+
+
+def _words_by_term(prompt: str) -> dict[str, str]:
+    """Each routing term of the prompt mapped back to the word the user typed."""
+    found: dict[str, str] = {}
+    for word in prompt.replace("/", " ").split():
+        plain = word.strip("`'\".,:;!?()[]{}<>")
+        for term in text.terms(plain):
+            found.setdefault(term, plain)
+    return found
+
+
+def _quoted(words: list[str]) -> str:
+    items = [f"'{w}'" for w in words]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[str],
+            card_id: str, limit: int) -> list[str]:
+    """Sentences saying why `card_id` was (not) selected for `prompt` and `paths`."""
+    import difflib
+
+    slot = index.slot_of(card_id)
+    if slot is None:
+        skipped = [p for p in index.problems if p.severity == "error"
+                   and Path(p.path).stem == card_id]
+        if skipped:
+            return [f"{card_id} is not routable: {skipped[0].path} has errors "
+                    f"({skipped[0].message}); run `engram lint`."]
+        ids = [index.row(s)[C_ID] for s in index.active]
+        close = difflib.get_close_matches(card_id, ids, n=3)
+        return [f"There is no card with the id {card_id!r}."
+                + (f" Did you mean {', '.join(close)}?" if close else "")]
+    row = index.row(slot)
+    lines: list[str] = []
+    if slot in set(index.data.get("secret_slots") or ()):
+        lines.append(f"{card_id} holds a value-shaped secret, so no hook ever injects it "
+                     "(`engram lint` shows the line).")
+    hits = router._TextHits(index, prompt)
+    words = _words_by_term(prompt)
+    active = len(index.active)
+    bar = router.min_text_score(active)
+    eligible = {s: v for s, v in hits.scores.items() if v >= bar and hits.is_eligible(s)}
+    best_slot = max(eligible, key=eligible.__getitem__, default=None)
+    best = eligible.get(best_slot, 0.0) if best_slot is not None else 0.0
+    score = hits.scores.get(slot, 0.0)
+    mask = hits.hits.get(slot, 0)
+    matched = [term for n, term in enumerate(hits.terms) if mask & (1 << n)]
+    missing = [words.get(term, term) for term in hits.terms if term not in matched]
+    places = [f"the prompt names its tag '{tag}'" for tag in hits.tags.get(slot, ())]
+    for field, terms in _fields(index, slot, matched).items():
+        places.append(f"{_quoted([words.get(t, t) for t in terms])} in its {field}")
+
+    selected = {s.slot: (rank, s) for rank, s in enumerate(result.selected, 1)}
+    if slot in selected:
+        rank, selection = selected[slot]
+        why = list(places)
+        for reason in selection.reasons:
+            if reason.kind == "path":
+                why.append(f"its applies_to glob {reason.detail}")
+            elif reason.kind == "always":
+                why.append("it is an always card (sent at session start)")
+            elif reason.kind == "dependency":
+                why.append(f"it is {reason.detail} (depends_on)")
+        lines.append(f"{card_id} IS selected for this request (number {rank} of "
+                     f"{len(result.selected)}): " + "; ".join(why) + ".")
+        return lines
+
+    if not hits.terms:
+        lines.append("The prompt has no words engram routes on (only common words), so no card "
+                     "is selected by text.")
+    elif not matched:
+        lines.append(f"None of the prompt's words ({_quoted([words.get(t, t) for t in hits.terms])})"
+                     f" appear in {card_id}'s title, tags, one-line card or body.")
+    else:
+        lines.append(f"The prompt matched {card_id} on " + "; ".join(places)
+                     + f" (text evidence {score:.1f}).")
+        if missing:
+            lines.append(f"It does not contain {_quoted(missing)}.")
+        if slot in hits.tags:
+            lines.append("An exact tag match always counts, so the text cut did not stop it.")
+        elif not hits.is_eligible(slot):
+            lines.append("A body match alone is weak evidence: a card is selected by text only "
+                         "with a match in its title, tags or one-line card, a tag named in the "
+                         "prompt, or three different prompt words; this one has "
+                         f"{len(matched)} body word(s).")
+        elif score < bar:
+            lines.append(f"That is below the {bar:.1f} a card needs to be selected by text alone "
+                         f"in a store of {active} cards.")
+        elif score < router.RELATIVE_CUT * best and best_slot is not None:
+            lines.append(f"The best card for this prompt, {index.row(best_slot)[C_ID]}, has "
+                         f"{best:.1f}; cards under {router.RELATIVE_CUT:.0%} of the best "
+                         f"({router.RELATIVE_CUT * best:.1f}) are cut as tail matches.")
+        else:
+            ranked = len([s for s, v in hits.scores.items() if v > score
+                          and (s in eligible or s in hits.tags)])
+            lines.append(f"It made the cut but ranked {ranked + 1}; only {limit} cards are "
+                         "selected for one prompt (load.limit or --limit).")
+    globs = list(row[C_APPLIES])
+    if globs:
+        if paths:
+            lines.append(f"Its applies_to ({', '.join(globs)}) matches none of the touched "
+                         f"paths ({', '.join(paths)}).")
+        else:
+            lines.append(f"It is also selected when a touched path matches its applies_to "
+                         f"({', '.join(globs)}); this request touched no path.")
+    tags = list(row[C_TAGS])
+    if tags and slot not in hits.tags:
+        lines.append(f"A prompt naming one of its tags ({', '.join(tags)}) always selects it.")
+    if row[C_ALWAYS]:
+        lines.append("It is an always card: sent at session start, not per prompt.")
+    return lines
+
+
+def _fields(index: CompiledIndex, slot: int, matched: list[str]) -> dict[str, list[str]]:
+    """Matched terms grouped by the strongest field they were found in."""
+    fields: dict[str, list[str]] = {}
+    for term in matched:
+        slots, keys = index.postings(term)
+        field = (65535 - keys[slots.index(slot)]) & 3
+        name = {"title": "title or id", "card": "one-line card"}.get(router.FIELD_NAMES[field],
+                                                                      router.FIELD_NAMES[field])
+        fields.setdefault(name, []).append(term)
+    return fields

@@ -1,0 +1,223 @@
+"""From an existing repository to routed memory: the README's "Use it in your repository"
+commands, run in order in a temp repository with a realistic CLAUDE.md (8 sections), Cursor
+rules and Copilot instructions, then a hook session through the linked host. Also init, import,
+new, show and --why-not on their own."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO
+from engram import hook
+from engram.cli import run
+
+CLAUDE_MD = (FIXTURES / "adoption" / "CLAUDE.md").read_text(encoding="utf-8")
+MEM = Path(".agents/.engram")
+
+
+def engram(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def readme_commands() -> list[list[str]]:
+    """The engram commands of the README section, in order (install and cd lines skipped)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Use it in your repository", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
+    commands = []
+    for line in block.splitlines():
+        words = shlex.split(line, comments=True)
+        if words and words[0] == "engram":
+            commands.append(words[1:])
+    return commands
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "acme"
+    (root / ".git").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
+    rules = root / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "react.mdc").write_text(
+        "---\ndescription: React component rules for the storefront\nglobs: web/**/*.tsx\n"
+        "alwaysApply: false\n---\nUse function components and CSS modules.\n", encoding="utf-8")
+    instructions = root / ".github" / "instructions"
+    instructions.mkdir(parents=True)
+    (instructions / "python.instructions.md").write_text(
+        "---\napplyTo: 'shop/**/*.py'\n---\nType hints on every public function; ruff clean.\n",
+        encoding="utf-8")
+    (root / ".claude").mkdir()
+    for path in ("web/src/App.tsx", "shop/payments/gateway.py", "shop/catalog/models.py"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("\n", encoding="utf-8")
+    return root
+
+
+def _context(answer: str) -> str:
+    return (json.loads(answer).get("hookSpecificOutput") or {}).get("additionalContext", "") \
+        if answer.strip() else ""
+
+
+def test_readme_walkthrough_reaches_routed_memory_in_a_linked_host(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    commands = readme_commands()
+    assert [c[0] for c in commands] == ["init", "import", "import", "lint", "route", "link",
+                                        "import"]
+    outputs = []
+    for args in commands:
+        code, out = engram(capsys, *args, "--cwd", str(repo))
+        assert code == 0, (args, out)
+        outputs.append(out)
+    init, preview, imported, lint, route, link, replaced = outputs
+    assert "ROUTED   .cursor/rules/" in init and "ROUTED   .github/instructions/" in init
+    assert "FOUND    CLAUDE.md" in init and "engram link claude" in init
+    assert "dry run: nothing written" in preview
+    assert "today:" in imported and "engram:" in imported
+    assert "0 error(s), 0 warning(s)" in lint
+    assert "payments" in route
+    assert (repo / ".claude" / "settings.json").is_file()
+    assert "REPLACED CLAUDE.md" in replaced
+    archived = repo / MEM / "archive" / "CLAUDE.md"
+    assert archived.read_text(encoding="utf-8") == CLAUDE_MD
+    assert len((repo / "CLAUDE.md").read_text(encoding="utf-8")) < 400
+
+    cards = sorted(p.stem for p in (repo / MEM / "claude").glob("*.md"))
+    assert len(cards) == 9  # the preamble and the 8 sections
+    assert {"acme-shop", "project-overview", "testing", "payments", "deployment"} <= set(cards)
+
+    # A Claude Code session through the hook the link installed.
+    def fire(event: str, **extra: object) -> str:
+        raw = json.dumps({"session_id": "walk", "cwd": str(repo), "hook_event_name": event,
+                          **extra}).encode()
+        return _context(hook.handle("claude", raw))
+
+    start = fire("SessionStart", source="startup")
+    assert "### engram memory: acme-shop" in start
+    assert "### engram memory: project-overview" in start
+    webhook = fire("UserPromptSubmit", prompt="Why is the stripe webhook processed twice?")
+    assert "### engram memory: payments" in webhook
+    again = fire("UserPromptSubmit", prompt="Stripe webhook again: make it idempotent")
+    assert "### engram memory: payments" not in again  # never the same card twice
+    react = fire("UserPromptSubmit", prompt="Add a react component for the cart badge")
+    assert "### engram memory: react" in react  # a Cursor rule routed to Claude Code
+    off_topic = fire("UserPromptSubmit", prompt="thanks")
+    assert off_topic == ""
+    total = sum(map(len, (start, webhook, again, react, off_topic)))
+    assert total < len(CLAUDE_MD) + len(start)
+
+
+def test_init_is_idempotent_and_yes_imports_and_links(repo: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code, first = engram(capsys, "init", "--no-input", "--cwd", str(repo))
+    assert code == 0
+    config = (repo / ".agents" / "engram.json").read_text(encoding="utf-8")
+    assert json.loads(config)["roots"] == [".cursor/rules", ".github/instructions"]
+    assert (repo / MEM / "memory-cards.md").is_file()
+    code, second = engram(capsys, "init", "--no-input", "--cwd", str(repo))
+    assert code == 0 and "CREATED" not in second and "ROUTED" not in second
+    assert (repo / ".agents" / "engram.json").read_text(encoding="utf-8") == config
+    code, out = engram(capsys, "init", "--yes", "--cwd", str(repo))
+    assert code == 0, out
+    assert (repo / MEM / "claude" / "payments.md").is_file()
+    assert (repo / ".claude" / "settings.json").is_file()
+    code, out = engram(capsys, "init", "--no-input", "--cwd", str(repo))
+    assert "is imported into .agents/.engram/claude/" in out and "claude is linked" in out
+    assert "next:" in out and "engram import" not in out.split("next:")[1]
+
+
+def test_init_never_routes_engrams_generated_claude_rules(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    own = repo / ".claude" / "rules"
+    (own / "engram").mkdir(parents=True)
+    (own / "style.md").write_text("---\npaths: ['shop/**']\n---\nBlack formatting.\n")
+    (own / "engram" / "payments.md").write_text(
+        "---\npaths: ['shop/**']\n---\n<!-- engram:generated from memory card payments -->\nX\n")
+    assert engram(capsys, "init", "--no-input", "--cwd", str(repo))[0] == 0
+    code, out = engram(capsys, "lint", "--cwd", str(repo), "--json")
+    paths = {p["path"] for p in json.loads(out)["problems"]}
+    assert not any("/engram/" in p for p in paths), paths
+    assert json.loads(out)["cards"] == 4  # starter, react, python, style
+
+
+def test_import_splits_by_headings_and_keeps_global_content_global(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = engram(capsys, "import", "CLAUDE.md", "--json", "--cwd", str(repo))
+    assert code == 0
+    report = json.loads(out)["imports"][0]
+    by_id = {c["id"]: c for c in report["cards"]}
+    assert by_id["acme-shop"]["always"] and by_id["project-overview"]["always"]
+    assert not by_id["testing"]["always"] and by_id["testing"]["tags"] == ["testing"]
+    assert by_id["database-migrations"]["line"] == CLAUDE_MD.split("\n").index(
+        "## Database migrations") + 1
+    text = (repo / MEM / "claude" / "database-migrations.md").read_text(encoding="utf-8")
+    assert 'derived_from: "CLAUDE.md#database-migrations"' in text
+    assert "card: \"Every model change ships with a migration" in text
+    assert report["source_chars"] == len(CLAUDE_MD)
+    assert (repo / "CLAUDE.md").read_text(encoding="utf-8") == CLAUDE_MD  # untouched
+    # Importing again writes nothing new; an edited card is kept, not overwritten.
+    edited = repo / MEM / "claude" / "testing.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "Also run mypy.\n", encoding="utf-8")
+    code, out = engram(capsys, "import", "CLAUDE.md", "--cwd", str(repo))
+    assert code == 0 and "(kept)" in out and "(unchanged)" in out
+    assert "Also run mypy." in edited.read_text(encoding="utf-8")
+
+
+def test_import_avoids_ids_taken_by_other_cards(repo: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / MEM).mkdir(parents=True)
+    (repo / MEM / "testing.md").write_text("---\ntitle: Our testing\n---\nPytest.\n")
+    code, out = engram(capsys, "import", "CLAUDE.md", "--cwd", str(repo))
+    assert code == 0
+    assert (repo / MEM / "claude" / "claude-testing.md").is_file()
+    code, out = engram(capsys, "lint", "--cwd", str(repo))
+    assert "duplicate" not in out
+
+
+def test_new_writes_a_valid_card_and_show_prints_it_with_sizes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = engram(capsys, "new", "db-migrations", "--title", "Database migrations",
+                       "--tags", "db,migrations", "--applies-to", "shop/**/migrations/*.py",
+                       "--body", "Migrations must be reversible.", "--cwd", str(repo))
+    assert code == 0 and "CREATED" in out
+    code, out = engram(capsys, "new", "db-migrations", "--cwd", str(repo))
+    assert code == 1 and "exists" in out
+    code, out = engram(capsys, "show", "db-migrations", "--cwd", str(repo))
+    assert code == 0
+    assert "Migrations must be reversible." in out and "key       db-migrations@" in out
+    assert re.search(r"claude \d+ of 9,500 chars \(fits\)", out)
+    code, out = engram(capsys, "show", "db-migrations", "--json", "--cwd", str(repo))
+    payload = json.loads(out)
+    assert payload["tags"] == ["db", "migrations"] and payload["body"].startswith("Migrations")
+    assert {s["host"] for s in payload["sizes"]} >= {"claude", "codex"}
+    code, out = engram(capsys, "show", "db-migration", "--cwd", str(repo))
+    assert code == 1 and "did you mean db-migrations" in out
+    code, out = engram(capsys, "new", "placeholder-card", "--cwd", str(repo))
+    code, out = engram(capsys, "lint", "--cwd", str(repo))
+    assert "[placeholder]" in out
+
+
+def test_why_not_says_in_words_which_words_matched_where(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert engram(capsys, "import", "CLAUDE.md", "--cwd", str(repo))[0] == 0
+    code, out = engram(capsys, "route", "make the stripe webhook idempotent", "--why-not",
+                       "deployment", "--cwd", str(repo))
+    assert code == 0
+    assert "None of the prompt's words" in out and "'stripe'" in out
+    assert "A prompt naming one of its tags (deployment) always selects it." in out
+    code, out = engram(capsys, "route", "make the stripe webhook idempotent", "--why-not",
+                       "payments", "--cwd", str(repo))
+    assert "payments IS selected" in out and "'stripe'" in out
+    code, out = engram(capsys, "route", "run the tests before the deploy tag", "--why-not",
+                       "frontend-conventions", "--cwd", str(repo))
+    assert re.search(r"matched frontend-conventions on .* in its body|None of the prompt", out)
+    assert "messag" not in out  # words as typed, never stems
+    code, out = engram(capsys, "route", "x", "--why-not", "paymnts", "--cwd", str(repo))
+    assert "Did you mean payments?" in out
