@@ -114,3 +114,19 @@ def test_dry_run_link_names_the_rules_it_would_write_and_writes_none(
     assert engram("link", "claude", "--dry-run", cwd=workspace) == 0
     assert "WOULD CREATE .claude/rules/engram (~py)" in capsys.readouterr().out
     assert not (workspace / ".claude").exists()
+
+
+def test_upgrade_to_the_hook_default_removes_the_rule_files(workspace: Path) -> None:
+    """A project linked when native rules were the default: `upgrade` swaps InstructionsLoaded
+    for PostToolUse and removes the rule files, or Claude would load each card a second time."""
+    config = workspace / ".agents" / "engram.json"
+    config.write_text('{"hooks": {"path_rules": "native"}}')
+    (workspace / ".agents" / ".engram" / "py.md").write_text(
+        "---\nid: py\napplies_to: ['*.py']\n---\nBody.\n")
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert (workspace / ".claude/rules/engram/py.md").exists()
+    config.write_text("{}")
+    assert engram("upgrade", cwd=workspace) == 0
+    hooks = json.loads((workspace / ".claude/settings.json").read_text())["hooks"]
+    assert "PostToolUse" in hooks and "InstructionsLoaded" not in hooks
+    assert not (workspace / ".claude/rules/engram").exists()

@@ -270,6 +270,8 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
     changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run,
                      place=place)]
     if not global_scope and _rules_dir(host, cwd) and changes[0].action != "refused":
+        # Rule files left by a native link would make Claude load a card a second time
+        # beside the hook's delivery once the hook trigger is in place.
         extra = (sync_native_rules(host, cwd, dry_run) if options.path_rules == "native"
                  else remove_native_rules(host, cwd, dry_run))
         if extra:
