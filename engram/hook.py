@@ -11,12 +11,13 @@ import time
 
 from engram import delivery, delta, event as event_module
 from engram.event import Event
-from engram.index import C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PRIORITY, C_TITLE, CompiledIndex
+from engram.index import (C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PATH, C_PRIORITY, C_ROOT,
+                          C_TITLE, CompiledIndex)
 from engram.render import Item
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Final, Mapping
+    from typing import Any, Callable, Final, Mapping
 
 DEFAULT_MAX_TOKENS: Final = 1600
 EMPTY_ANSWERS: Final = {"hook_specific": "{}", "cursor": "{}", "windsurf": "",
@@ -52,9 +53,40 @@ def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
                 priority=row[C_PRIORITY], rank=rank)
 
 
-def _with_bodies(index: CompiledIndex, routed: list[delta.Routed]) -> list[delta.Routed]:
-    """The same cards with their bodies read (from the card files, by offset)."""
-    return [r.replace(item=r.item.replace(body=index.body(r.slot))) for r in routed]
+def _current(index: CompiledIndex, routed: list[delta.Routed],
+             delivered: set[str]) -> tuple[list[delta.Routed], list[delta.Routed]]:
+    """(cards to send, cards found already delivered): `routed` with the bodies their files
+    hold now. A file still holding the content its key names gives its body by offset. A file
+    changed since the index was compiled (a deferred or backgrounded freshness check, or an
+    edit racing this call) is parsed again alone and checked for secrets: its current body
+    goes out under its current key, or is found delivered under that key, or, when it no
+    longer parses, names another id or holds a secret, is not sent (and the log says so).
+    Never a new body under an old key, nor one the secret check has not seen."""
+    send: list[delta.Routed] = []
+    found: list[delta.Routed] = []
+    for r in routed:
+        body, raw = index.current_body(r.slot)
+        if body is not None:
+            send.append(r.replace(item=r.item.replace(body=body)))
+            continue
+        card, secret = None, False
+        if raw is not None:
+            from engram import index_compile
+
+            row = index.row(r.slot)
+            card, secret = index_compile.reparse(row[C_PATH], row[C_ROOT], raw)
+        if card is None or card.id != r.id or secret:
+            from engram import log
+
+            why = ("is gone or unreadable" if raw is None else "no longer parses" if card is None
+                   else "now names another id" if card.id != r.id else "now holds a secret")
+            log.note(f"card {r.id} changed since the index was compiled and {why}: not sent",
+                     name="hook.log")
+            continue
+        fresh = r.replace(key=f"{card.id}@{card.content_hash}", item=r.item.replace(
+            title=card.title, card=card.card, body=card.body, priority=card.priority))
+        (found if fresh.key in delivered else send).append(fresh)
+    return send, found
 
 
 def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
@@ -82,8 +114,11 @@ class HookCall:
     """The state of one call: host definition, event, workspace, index and settings."""
 
     def __init__(self, host_def: Mapping[str, Any], event: Event, workspace: Any,
-                 index: CompiledIndex) -> None:
+                 index: CompiledIndex, write: Callable[[str], None] | None = None) -> None:
         self.runtime: Mapping[str, Any] = host_def.get("runtime") or {}
+        self.shape: str = self.runtime.get("output", "hook_specific")
+        self.write = write
+        self.written: str | None = None  # the host's answer, once handed to `write`
         self.event = event
         self.workspace = workspace
         self.index = index
@@ -92,6 +127,19 @@ class HookCall:
         self.proof: bool = self.settings.get("proof", "off") != "off"
         self.unit, self.limit = _budget(self.runtime, self.settings)
         self.spec: Mapping[str, Any] = (self.runtime.get("events") or {}).get(event.name) or {}
+
+    def encoded(self, result: delta.Answer) -> str:
+        if self.event.silent:
+            return ""
+        return encode(self.shape, self.event.name, result.text, result.action)
+
+    def emit(self, result: delta.Answer) -> None:
+        """Write the answer (once). Called under the delivery lock, before the record: a
+        write that raises leaves the transaction, and so the record, unwritten."""
+        text = self.encoded(result)
+        if self.write is not None:
+            self.write(text)
+        self.written = text
 
     # --- routing ------------------------------------------------------------------------
     def route(self, prompt: str, paths: list[str], include_always: bool) -> list[int]:
@@ -209,9 +257,14 @@ class HookCall:
             new, already = new[:cap], []
             if not new:
                 return delta.EMPTY
-        new = _with_bodies(self.index, new)  # repeat prompts read no card file at all
+        # Only the cards to send are read (repeat prompts read no card file at all).
+        new, found = _current(self.index, new, delivered if self.mode != "always" else set())
+        already += found
         result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,
                               list_already=list_already)
+        # Recorded only once the answer is written: a hook killed in between re-sends the
+        # body next time rather than losing it.
+        self.emit(result)
         delivery.mark_delivered(entry, list(result.sent_keys), now)
         if event.kind == "prompt":
             prompt_keys = [r.key for r in routed if not r.always]
@@ -249,8 +302,10 @@ class HookCall:
         if keys == sorted(previous) and not refill:
             delivery.touch(entry, now)
             return delta.Answer("", (), 0, action="retain")
-        result = delta.answer(_with_bodies(self.index, routed), [], keys, self.proof,
-                              self.unit, self.limit)
+        routed, _found = _current(self.index, routed, set())
+        keys = sorted(r.key for r in routed)
+        result = delta.answer(routed, [], keys, self.proof, self.unit, self.limit)
+        self.emit(result)
         entry["delivered"] = sorted(result.sent_keys) if result.text else []
         entry["slot"] = keys if result.text else []
         entry["updated"] = now
@@ -311,9 +366,12 @@ class HookCall:
             log.note(f"session queue append failed: {type(exc).__name__}", name="hook.log")
 
 
-def handle(host_name: str, raw: bytes, defer: bool = False) -> str:
-    """The hook's stdout for one payload. Raises on internal errors; the entry point turns
-    any exception into the host's empty answer."""
+def handle(host_name: str, raw: bytes, defer: bool = False,
+           write: Callable[[str], None] | None = None) -> str:
+    """The hook's stdout for one payload, also handed to `write` (once) when given: inside the
+    delivery transaction, before what it delivers is recorded, when it delivers anything.
+    Raises on internal errors; the entry point turns any exception into the host's empty
+    answer (unless `write` already had the answer)."""
     from engram import hosts, observed, workspace as workspace_module
     from engram import index as index_module
 
@@ -325,24 +383,34 @@ def handle(host_name: str, raw: bytes, defer: bool = False) -> str:
     payload = json.loads(raw) if raw.strip() else None
     event = event_module.normalize(host, runtime, payload)
     if event is None:
-        return empty_answer(shape)
+        return _written(write, empty_answer(shape))
     event = event.replace(cwd=os.path.realpath(event.cwd))
     ws = workspace_module.load(event.cwd)
     if ws is None or not ws.roots:
         observed.record(host, event.name, 0)
-        return "" if event.silent else empty_answer(shape)
+        return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
+    call = HookCall(host_def, event, ws, index, write)
     try:
-        result = HookCall(host_def, event, ws, index).run()
+        result = call.run()
     except Exception as exc:  # noqa: BLE001 - only a damaged index is retried
-        if not index_module.is_damage(exc):
+        if not index_module.is_damage(exc) or call.written is not None:
             raise
         # Torn pages show only when routing reads them; nothing was recorded (the delivery
         # transaction writes nothing on an exception), so set the index aside and go again.
         index.db.close()
         index_module.set_aside(ws, f"damaged ({type(exc).__name__} while routing)")
-        result = HookCall(host_def, event, ws, index_module.load_or_build(ws)).run()
-    text = "" if event.silent else encode(shape, event.name, result.text, result.action)
+        call = HookCall(host_def, event, ws, index_module.load_or_build(ws), write)
+        result = call.run()
+    text = call.written
+    if text is None:
+        text = _written(write, call.encoded(result))
     observed.record(host, event.name, len(text.encode("utf-8")),
                     (time.perf_counter() - started) * 1000)
+    return text
+
+
+def _written(write: Callable[[str], None] | None, text: str) -> str:
+    if write is not None:
+        write(text)
     return text

@@ -23,15 +23,31 @@ def _empty_for(host_name: str) -> str:
         return "{}"
 
 
+def _write(output: str) -> None:
+    """The answer on stdout, flushed: what a hook delivers is recorded only after this
+    returns, so a hook killed before the host could read the answer has recorded nothing."""
+    if output:
+        sys.stdout.write(output)
+        if not output.endswith("\n"):
+            sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
 def run_hook(args: list[str]) -> int:
     host_name = args[0] if args else ""
+    answered: list[str] = []
+
+    def write(output: str) -> None:
+        answered.append(output)
+        _write(output)
+
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1) if sys.stdin else b""
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError(f"payload larger than {MAX_STDIN_BYTES} bytes refused")
         from engram import hook
 
-        output = hook.handle(host_name, raw, defer=True)
+        hook.handle(host_name, raw, defer=True, write=write)
     except BaseException as exc:  # noqa: BLE001 - a hook never fails its host
         try:
             import traceback
@@ -43,19 +59,16 @@ def run_hook(args: list[str]) -> int:
             frames = traceback.extract_tb(exc.__traceback__)
             where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
                                 for f in reversed(frames[-4:]))
-            log.note(f"hook {host_name[:40]!r} failed open: {type(exc).__name__} at {where}",
-                     name="hook.log")
+            after = " (after answering; nothing recorded)" if answered else ""
+            log.note(f"hook {host_name[:40]!r} failed open: {type(exc).__name__} at {where}"
+                     f"{after}", name="hook.log")
         except BaseException:  # noqa: BLE001
             pass
-        output = _empty_for(host_name) if host_name else "{}"
-    try:
-        if output:
-            sys.stdout.write(output)
-            if not output.endswith("\n"):
-                sys.stdout.write("\n")
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 - a closed stdout is the host's business
-        pass
+        if not answered:  # the host reads one answer: never a second after the first
+            try:
+                _write(_empty_for(host_name) if host_name else "{}")
+            except BaseException:  # noqa: BLE001 - a closed stdout is the host's business
+                pass
     index = sys.modules.get("engram.index")
     if index is not None:
         index.finish_deferred()  # large stores: the per-file freshness check, after the answer

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 INDEX_FORMAT: Final = 10  # 10: cards carry lint warnings (unknown keys) and every error
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_TIMEOUT_MS: Final = 5000
+_MAX_READ: Final = 256 * 1024 + 1  # store.MAX_CARD_BYTES + 1, without importing store
 
 # Card tuple positions (the whole card, body included).
 (K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
@@ -144,8 +145,37 @@ class CompiledIndex:
                     return body
             except (OSError, UnicodeDecodeError):
                 pass
+        return self._stored_body(slot)
+
+    def _stored_body(self, slot: int) -> str:
         found = self.db.execute("SELECT card FROM cards WHERE slot = ?", (slot,)).fetchone()
         return marshal.loads(found[0])[K_BODY]
+
+    def current_body(self, slot: int) -> tuple[str | None, bytes | None]:
+        """(body, None) when the card's file still holds the content its key names (the
+        xxhash recorded at compile time), else (None, the file's bytes now; None when it
+        cannot be read). The offsets and the secret verdict are only valid for that content:
+        a store answered from a deferred or backgrounded check, or edited in a race, may hold
+        other text at those offsets by now."""
+        row = self.row(slot)
+        try:
+            with open(row[C_PATH], "rb") as handle:
+                raw = handle.read(_MAX_READ)
+        except OSError:
+            return None, None
+        import xxhash
+
+        if xxhash.xxh64_hexdigest(raw) != row[C_HASH]:
+            return None, raw
+        start, end = row[C_BODY_SPAN]
+        if start >= 0:
+            try:
+                body = raw.decode("utf-8").replace("\r\n", "\n")[start:end]
+            except UnicodeDecodeError:
+                body = ""
+            if len(body) == end - start:
+                return body, None
+        return self._stored_body(slot), None
 
     def postings(self, term: str) -> tuple[array, array]:
         """(slots, keys) for a term, most relevant first: impact and field code are

@@ -10,7 +10,7 @@ import os
 
 from engram import postings
 from engram.index import (C_ALWAYS, C_APPLIES, C_DEPENDS, C_ID, C_TAGS, K_BODY, _PY,
-                          _problem_tuple, _read_meta, _roots_signature, _write_meta, read_text)
+                          _problem_tuple, _read_meta, _roots_signature, _write_meta)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,12 +44,17 @@ def _field_terms(card: Card) -> dict[str, list[int]]:
     """term -> [tf in title(+id), tags, card, body]."""
     from engram import text
 
+    from collections import Counter
+
     counts: dict[str, list[int]] = {}
     sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
                " ".join(card.tags), card.card, card.body)
     for position, source in enumerate(sources):
-        for term in text.terms(source):
-            counts.setdefault(term, [0, 0, 0, 0])[position] += 1
+        for term, tf in Counter(text.terms(source)).items():  # counted in C
+            found = counts.get(term)
+            if found is None:
+                found = counts[term] = [0, 0, 0, 0]
+            found[position] = tf
     return counts
 
 
@@ -61,6 +66,16 @@ def _holds_secret(card: Card | None) -> bool:
     from engram import secrets
 
     return bool(secrets.find_secrets(card.title + "\n" + card.card + "\n" + card.body))
+
+
+def reparse(path: str, root: str, raw: bytes) -> tuple[Card | None, bool]:
+    """One card file parsed alone from `raw`, its bytes now: (the card or None when it no
+    longer parses, whether it holds a secret). For a hook that found a file changed since the
+    index was compiled."""
+    from engram import store
+
+    card, _problems, _digest = store.load_file(store.FoundFile(path, root, 0, len(raw)), raw)
+    return card, _holds_secret(card)
 
 
 def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
@@ -89,13 +104,15 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
                 and old[3] == entry.root and not (old[4] and os.access(entry.path, os.R_OK)):
             continue
         raw: bytes | None = None
-        if old is not None and entry.size <= store.MAX_CARD_BYTES and not old[4]:
+        if entry.size <= store.MAX_CARD_BYTES:
+            # One read serves the hash, the parse and the body's offsets: two reads could see
+            # two versions of a file edited meanwhile, and the offsets would not fit the hash.
             try:
                 with open(entry.path, "rb") as handle:
                     raw = handle.read(store.MAX_CARD_BYTES + 1)
             except OSError:
                 raw = None
-            if raw is not None:
+            if raw is not None and old is not None and not old[4]:
                 stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
                 if stored and stored[0] == store.content_hash(raw):
                     db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
@@ -118,8 +135,9 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         row = None
         if card is not None:
             try:
-                span = _body_span(read_text(entry.path), card.body)
-            except (OSError, UnicodeDecodeError):
+                span = _body_span(raw.decode("utf-8").replace("\r\n", "\n"), card.body) \
+                    if raw is not None else (-1, -1)
+            except UnicodeDecodeError:
                 span = (-1, -1)
             row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
         pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
@@ -138,7 +156,8 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         db.execute("DELETE FROM cards WHERE slot = ?", (slot,))
     if averages is None:
         averages = postings.averages(db)
-        postings.rebuild_postings(db, averages)
+        every = db.execute("SELECT COUNT(*) FROM cards WHERE card IS NOT NULL").fetchone()[0]
+        postings.rebuild_postings(db, averages, added if every == len(added) else None)
     else:
         postings.update_postings(db, removed, added, averages)
         current = postings.averages(db) if (removed or added) else averages

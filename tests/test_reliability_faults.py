@@ -118,6 +118,74 @@ def test_killed_between_temp_write_and_replace_loses_only_its_own_record(ws: Pat
     assert entries(ws)["earlier"] >= {"release"} and entries(ws)["victim"] >= {"release"}
 
 
+# Killed right after the answer reached stdout, before the delivery record: the flush of a
+# non-empty answer is where the process dies (SIGKILL, nothing runs after it).
+KILL_AFTER_ANSWER = """
+import os, signal, sys
+class Out:
+    def __init__(self, real):
+        self.real, self.size = real, 0
+    def write(self, text):
+        self.size += len(text)
+        return self.real.write(text)
+    def flush(self):
+        self.real.flush()
+        if self.size > 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+sys.stdout = Out(sys.stdout)
+from engram.entry import main
+main(["hook", "claude"])
+"""
+
+
+def test_killed_between_answer_and_record_records_nothing(ws: Path) -> None:
+    assert delivers(run_process("claude", prompt(ws, "earlier")), "release")
+    before = cache_file(ws).read_bytes()
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_ANSWER], input=prompt(ws, "victim"),
+                            capture_output=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    # The host got the answer; the cache does not say so, so the body is sent again.
+    assert "release" in sent_ids(context(killed.stdout.decode()))
+    assert cache_file(ws).read_bytes() == before and "victim" not in entries(ws)
+    again = run_process("claude", prompt(ws, "victim"))
+    assert delivers(again, "release") and entries(ws)["victim"] >= {"release"}
+
+
+def test_randomly_killed_hooks_never_record_a_body_they_did_not_print(tmp_path: Path) -> None:
+    """Kills at random points of real hook processes: every body a session's record names was
+    in the stdout of a call of that session (recorded implies printed), and the cache stays
+    valid."""
+    import random
+
+    cards = {f"topic{i}": f"---\nid: topic{i}\ntitle: Topic {i}\ntags: [topic{i}]\n---\n"
+                          f"Body of topic number {i}.\n" for i in range(8)}
+    ws = make_workspace(tmp_path / "proj", cards=cards)
+    run_process("claude", prompt(ws, "warm", "topic0"))  # the index is built
+    rng = random.Random(11)
+    printed: dict[str, set[str]] = {}
+    for round_ in range(3):
+        processes = []
+        for i in range(8):
+            session = f"s{round_}-{i}"
+            process = subprocess.Popen([sys.executable, "-m", "engram", "hook", "claude"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL)
+            process.stdin.write(prompt(ws, session, f"tell me about topic{i}"))
+            process.stdin.close()
+            processes.append((session, process))
+        for session, process in processes:
+            time.sleep(rng.uniform(0.0, 0.12))
+            process.kill()
+        for session, process in processes:
+            out = process.stdout.read()
+            process.wait(timeout=30)
+            printed[session] = set(sent_ids(context(out.decode()))) if out.strip() else set()
+    if cache_file(ws).exists():
+        for session, delivered in entries(ws).items():
+            if session != "warm":
+                assert delivered <= printed[session], session
+
+
 def test_stale_temp_and_lock_files_are_harmless(ws: Path) -> None:
     cache = cache_file(ws)
     cache.parent.mkdir(parents=True)
@@ -248,10 +316,15 @@ def test_disk_full_fails_open_and_keeps_the_old_cache(ws: Path, monkeypatch: pyt
 
     with monkeypatch.context() as patched:
         patched.setattr(fileio.os, "replace", full)
-        assert json.loads(run_in_process("claude", prompt(ws, "later"))) == {}
+        answer = run_in_process("claude", prompt(ws, "later"))
+    # The answer was written before the record failed: one answer, not recorded, so the next
+    # call sends the body again (a re-send beats a loss).
+    assert "release" in sent_ids(context(answer))
     assert cache_file(ws).read_bytes() == before
     assert not [p for p in cache_file(ws).parent.iterdir() if p.name.endswith(".tmp")]
     assert "failed open: OSError" in hook_log(tmp_path)
+    assert "(after answering; nothing recorded)" in hook_log(tmp_path)
+    assert "release" in sent_ids(context(run_in_process("claude", prompt(ws, "later"))))
 
 
 @pytest.mark.parametrize("code", [errno.EROFS, errno.ENOSPC])
