@@ -186,23 +186,72 @@ def _note_problems(path: str, notes: "Iterable[object]") -> list[Problem]:
             else Problem(path, None, "warning", str(note), "guessed") for note in notes]
 
 
+def id_line(path: str) -> int | None:
+    """The line of a card file's `id:` key (for reports about its id), None when the id comes
+    from the file name."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.startswith("id:") or line.startswith("id :"):
+                    return number
+                if number > 200:
+                    break
+    except OSError:
+        pass
+    return None
+
+
+def _is_named_for(card: Card) -> bool:
+    from pathlib import PurePath
+
+    from engram.formats import default_id
+
+    return default_id(PurePath(card.path)) == card.id
+
+
+def _clash(group: list[Card], problems: list[Problem]) -> Card | None:
+    """The card of one root that keeps an id several of its files claim: the one file whose
+    name is the id; none when no file or several are so named (routing a draft that happens
+    to sort first would send the wrong text). Every file of the clash is reported."""
+    named = [card for card in group if _is_named_for(card)]
+    winner = named[0] if len(named) == 1 else None
+    where = {card.path: f"{card.path}:{id_line(card.path) or 1}" for card in group}
+    for card in group:
+        others = ", ".join(where[c.path] for c in group if c is not card)
+        if card is winner:
+            problems.append(Problem(card.path, id_line(card.path), "warning",
+                                    f"id {card.id!r} is also claimed by {others}; this file is "
+                                    "routed (its name is the id)", "duplicate-id"))
+        else:
+            verdict = (f"{winner.path} is routed (its name is the id)" if winner is not None
+                       else "none of them is routed until one file keeps the id")
+            problems.append(Problem(card.path, id_line(card.path), "error",
+                                    f"duplicate id {card.id!r} (also in {others}); {verdict}; "
+                                    "rename the others", "duplicate-id"))
+    return winner
+
+
 def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:
-    """Drop duplicate ids (the first root wins: workspace before config roots before global),
-    then cards whose depends_on is dangling or cyclic, reporting each."""
+    """Settle duplicate ids (the first root wins: workspace before config roots before global;
+    within a root, see `_clash`), then drop cards whose depends_on is dangling or cyclic,
+    reporting each."""
     problems: list[Problem] = []
     by_id: dict[str, Card] = {}
+    groups: dict[str, list[Card]] = {}
     for card in cards:
-        kept = by_id.get(card.id)
-        if kept is None:
-            by_id[card.id] = card
-        elif kept.root == card.root:
-            problems.append(Problem(card.path, None, "error",
-                                    f"duplicate id {card.id!r} (also in {kept.path}); rename one",
-                                    "duplicate-id"))
-        else:
-            problems.append(Problem(card.path, None, "warning",
-                                    f"id {card.id!r} is also defined in {kept.path}, which wins",
-                                    "shadowed"))
+        groups.setdefault(card.id, []).append(card)
+    for card_id, group in groups.items():
+        first = [card for card in group if card.root == group[0].root]
+        kept = first[0] if len(first) == 1 else _clash(first, problems)
+        if kept is not None:
+            by_id[card_id] = kept
+        for card in group:
+            if card.root == group[0].root:
+                continue
+            problems.append(Problem(card.path, None, "warning", (
+                f"id {card.id!r} is also defined in {kept.path}, which wins" if kept is not None
+                else f"id {card.id!r} is also claimed in {card_id!r}'s first root "
+                     f"({group[0].root}), so this card is not routed"), "shadowed"))
     known = {card.id for card in cards}
     _drop_dangling(by_id, known, problems)
     for cycle in _cycles(by_id):

@@ -255,19 +255,52 @@ def test_every_bad_input_is_reported_and_the_good_card_still_routes(workspace: P
     (mem / "huge.md").write_text("x" * (store.MAX_CARD_BYTES + 1), encoding="utf-8")
 
     cards, problems = cards_and_problems(workspace)
-    assert set(cards) == {"good", "dup"}
-    assert cards["dup"].path.endswith("dup-a.md")  # the first by path wins, the other is named
+    assert set(cards) == {"good"}  # no file of the `dup` clash is named `dup`: none routes
     codes = {(Path(p.path).name, p.code) for p in problems if p.severity == "error"}
     assert codes == {
-        ("broken.md", "frontmatter"), ("dup-b.md", "duplicate-id"),
+        ("broken.md", "frontmatter"), ("dup-a.md", "duplicate-id"), ("dup-b.md", "duplicate-id"),
         ("dangling.md", "dangling-dependency"), ("cyc-a.md", "cyclic-dependency"),
         ("cyc-b.md", "cyclic-dependency"), ("latin1.md", "encoding"), ("huge.md", "too-large"),
     }
     dangling = next(p for p in problems if p.code == "dangling-dependency")
     assert "missing-card" in dangling.message
     duplicate = next(p for p in problems if p.code == "duplicate-id")
-    assert "dup-a.md" in duplicate.message
+    assert "dup-b.md:2" in duplicate.message and duplicate.line == 2
     assert routed(workspace, "deploy checklist") == ["good"]
+
+
+def test_duplicate_id_the_file_named_for_the_id_wins_and_every_file_is_reported(
+        workspace: Path) -> None:
+    mem = workspace / MEM
+    _fillers(mem)
+    write_card(mem, "migrations.md", "---\nid: migrations\ntitle: Migrations\n---\n"
+                                     "Write reversible migrations only.\n")
+    write_card(mem, "draft.md", "---\ntitle: Draft\nid: migrations\n---\nTODO: write this up.\n")
+    cards, problems = cards_and_problems(workspace)
+    assert cards["migrations"].path.endswith("migrations.md")
+    assert cards["migrations"].body.strip() == "Write reversible migrations only."
+    clash = sorted((Path(p.path).name, p.line, p.severity) for p in problems
+                   if p.code == "duplicate-id")
+    assert clash == [("draft.md", 3, "error"), ("migrations.md", 2, "warning")]
+    draft = next(p for p in problems if p.path.endswith("draft.md"))
+    assert "migrations.md:2" in draft.message and "is routed" in draft.message
+    assert "migrations" in routed(workspace, "reversible migrations")
+
+
+def test_duplicate_id_with_several_or_no_named_files_routes_none(workspace: Path) -> None:
+    mem = workspace / MEM
+    _fillers(mem)
+    write_card(mem, "a/migrations.md", "---\ntitle: A\n---\nFirst migrations text.\n")
+    write_card(mem, "b/migrations.md", "---\ntitle: B\n---\nSecond migrations text.\n")
+    write_card(mem, "one.md", "---\nid: other\n---\nOne other text.\n")
+    write_card(mem, "two.md", "---\nid: other\n---\nTwo other text.\n")
+    cards, problems = cards_and_problems(workspace)
+    assert "migrations" not in cards and "other" not in cards
+    reported = sorted(Path(p.path).parent.name + "/" + Path(p.path).name for p in problems
+                      if p.code == "duplicate-id" and p.severity == "error")
+    assert reported == sorted(["a/migrations.md", "b/migrations.md", ".engram/one.md",
+                               ".engram/two.md"])
+    assert routed(workspace, "migrations text") == []
 
 
 def test_a_card_needing_a_cycle_member_is_reported_not_left_dangling(workspace: Path) -> None:

@@ -227,7 +227,7 @@ def test_lint_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     payload = json.loads(out)
     assert payload["roots"] == [str(cards)]
-    # Both files of the clash are reported, each at its `id:` line.
+    # Neither file is named `same`: both are reported, with the line of their `id:`.
     assert [(Path(p["path"]).name, p["line"], p["code"]) for p in payload["problems"]] == [
         ("dup1.md", 2, "duplicate-id"), ("dup2.md", 2, "duplicate-id")]
 
