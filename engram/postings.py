@@ -18,35 +18,40 @@ AVG_DRIFT: Final = 0.25
 
 
 def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
-    lengths = [0, 0, 0, 0]
-    for counts in terms.values():
-        for position in range(4):
-            lengths[position] += counts[position]
-    return lengths
+    return [sum(column) for column in zip(*terms.values())] if terms else [0, 0, 0, 0]
 
 
 def posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
-    from engram import router
+    return _slot_scorer(lengths, averages)(counts)
 
-    weighted = 0.0
-    best_field, best_value = 3, -1.0
-    for position in range(4):
-        tf = counts[position]
-        if not tf:
-            continue
-        b = router.FIELD_B[position]
-        norm = 1.0 - b + b * (lengths[position] / averages[position])
-        contribution = router.FIELD_WEIGHTS[position] * tf / norm
-        weighted += contribution
-        if contribution > best_value:
-            best_value, best_field = contribution, position
-    impact = weighted / (router.K1 + weighted)
-    # The field code says whether the term is in a strong field (title, tags, card line): the
-    # router's eligibility test needs that even when the body holds most of the weight.
-    strong_fields = [p for p in range(3) if counts[p]]
-    if strong_fields and best_field == 3:
-        best_field = max(strong_fields, key=lambda p: router.FIELD_WEIGHTS[p] * counts[p])
-    return 65535 - ((int(impact * IMPACT_LEVELS) << 2) | best_field)
+
+def _slot_scorer(lengths: list[int], averages: list[float]) -> Any:
+    """`posting_key` for one card: the length norms depend on the card alone, so they are
+    computed once per card, not once per term (a cold compile scores ~260 terms a card)."""
+    from engram.router import FIELD_B, FIELD_WEIGHTS, K1
+
+    norms = [1.0 - FIELD_B[p] + FIELD_B[p] * (lengths[p] / averages[p]) for p in range(4)]
+    levels = IMPACT_LEVELS
+
+    def key(counts: list[int]) -> int:
+        weighted = 0.0
+        best_field, best_value = 3, -1.0
+        for position in (0, 1, 2, 3):
+            tf = counts[position]
+            if tf:
+                contribution = FIELD_WEIGHTS[position] * tf / norms[position]
+                weighted += contribution
+                if contribution > best_value:
+                    best_value, best_field = contribution, position
+        # The field code says whether the term is in a strong field (title, tags, card line):
+        # the router's eligibility test needs that even when the body holds most of the weight.
+        if best_field == 3 and (counts[0] or counts[1] or counts[2]):
+            best_field = max((p for p in (0, 1, 2) if counts[p]),
+                             key=lambda p: FIELD_WEIGHTS[p] * counts[p])
+        impact = weighted / (K1 + weighted)
+        return 65535 - ((int(impact * levels) << 2) | best_field)
+
+    return key
 
 
 def averages(db: Any) -> list[float]:
@@ -65,9 +70,13 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
         for term in terms:
             dropped.setdefault(term, set()).add(slot)
     for slot, terms in added.items():
-        lengths = slot_lengths(terms)
+        key = _slot_scorer(slot_lengths(terms), averages)
         for term, counts in terms.items():
-            changes.setdefault(term, []).append((posting_key(counts, lengths, averages), slot))
+            entry = changes.get(term)
+            if entry is None:
+                changes[term] = [(key(counts), slot)]
+            else:
+                entry.append((key(counts), slot))
     writes: list[tuple[str, bytes, bytes]] = []
     deletes: list[tuple[str]] = []
     from bisect import bisect_right
@@ -104,8 +113,12 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
     db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
 
 
-def rebuild_postings(db: Any, averages: list[float]) -> None:
+def rebuild_postings(db: Any, averages: list[float],
+                     every: dict[int, dict[str, list[int]]] | None = None) -> None:
+    """All postings afresh; `every` (slot -> terms of every card) spares reading the terms
+    back when the caller holds them all (a first build)."""
     db.execute("DELETE FROM postings")
-    added = {slot: marshal.loads(blob) for slot, blob in
-             db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
-    update_postings(db, {}, added, averages)
+    if every is None:
+        every = {slot: marshal.loads(blob) for slot, blob in
+                 db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
+    update_postings(db, {}, every, averages)

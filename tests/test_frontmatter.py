@@ -3,6 +3,8 @@ which parser was used and what was guessed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engram import frontmatter
@@ -156,3 +158,25 @@ def test_yaml_error_note_names_the_line_in_the_file() -> None:
 def test_quoted_true_stays_a_string_in_the_lenient_parser() -> None:
     data, _ = frontmatter.lenient(['alwaysApply: "true"', "globs: **"])
     assert data["alwaysApply"] == "true"
+
+
+def test_libyaml_and_the_pure_python_loader_read_the_same(monkeypatch) -> None:
+    """Blocks without an anchor or alias are read by libyaml when it is there (a cold compile
+    is several times faster); the data must be what the pure-Python loader gives."""
+    from engram import frontmatter as fm
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.glob("memories/**/*.md"))]
+    texts += [
+        "---\ntitle: x\npriority: 070\nalways: yes\ntags: [a, 'b', \"c\"]\n---\nbody\n",
+        "---\nglobs: **/*.ts\n---\nbody\n",  # an alias to YAML: refused, read line-wise
+        "---\na: &x 1\nb: *x\n---\nbody\n",
+        "---\ndescription: >\n  folded\n  text\nwhen: 2024-01-02\n---\nbody\n",
+        "---\ntitle: a * b & c\n---\nbody\n",
+    ]
+    fast = [fm.parse(text) for text in texts]
+    monkeypatch.setattr(fm, "_fast_loader", lambda: None)
+    slow = [fm.parse(text) for text in texts]
+    assert [(p.data, p.parser, p.notes, p.error) for p in fast] == \
+        [(p.data, p.parser, p.notes, p.error) for p in slow]
+    assert len(texts) > 8
