@@ -460,6 +460,9 @@ def finish_deferred() -> None:
 # rewrote thousands of cards would outlast the host's hook timeout, be killed, roll back, and
 # start over on every call.
 BACKGROUND_MIN_CHANGES: Final = int(os.environ.get("ENGRAM_BACKGROUND_MIN_CHANGES", "300") or 300)
+# A first build (nothing stored for these roots) of up to this many card files runs within the
+# hook call, so the first session on a fresh clone gets its memory (~1-2 s at 2,000 cards).
+FIRST_BUILD_MAX: Final = int(os.environ.get("ENGRAM_FIRST_BUILD_MAX", "2000") or 2000)
 
 
 def _changed_count(meta: dict[str, Any], found: list[Any]) -> int:
@@ -528,14 +531,16 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
             except sqlite3.Error:
                 pass
         return CompiledIndex(db, meta)
-    if background and _changed_count(meta, found) > BACKGROUND_MIN_CHANGES:
+    first = meta.get("py") != _PY or meta.get("roots") != roots_sig
+    if background and _changed_count(meta, found) > (
+            FIRST_BUILD_MAX if first else BACKGROUND_MIN_CHANGES):
         _close_connections()
         if _refresh_in_background(path, roots, follow, allowed_parents):
             from engram import log
 
             log.note(f"index {os.path.basename(path)}: {len(found)} card files, many changed; "
                      "refreshing in the background, answering from the stored index meanwhile")
-            if meta.get("py") == _PY and meta.get("roots") == roots_sig:
+            if not first:
                 return CompiledIndex(_open(path), meta)
             return CompiledIndex(_memory_db(), {})  # nothing stored yet: no memory this once
         db = _open(path)

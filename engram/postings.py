@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 IMPACT_LEVELS: Final = 16383
 AVG_DRIFT: Final = 0.25
+_SLOT_MASK: Final = 0xFFFFFFFF
 
 
 def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
@@ -64,19 +65,26 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
                      added: dict[int, dict[str, list[int]]], averages: list[float]) -> None:
     """Remove `removed` slots' terms and add `added` slots' terms; each touched term's postings
     are read and rewritten once."""
-    changes: dict[str, list[tuple[int, int]]] = {}
+    # A posting is one int, key << 32 | slot: sorting ints is much cheaper than sorting
+    # (key, slot) tuples, in the same order.
+    changes: dict[str, list[int]] = {}
     dropped: dict[str, set[int]] = {}
     for slot, terms in removed.items():
         for term in terms:
             dropped.setdefault(term, set()).add(slot)
     for slot, terms in added.items():
         key = _slot_scorer(slot_lengths(terms), averages)
+        known: dict[tuple[int, ...], int] = {}  # most terms of a card share a few count shapes
         for term, counts in terms.items():
+            shape = tuple(counts)
+            posting = known.get(shape)
+            if posting is None:
+                posting = known[shape] = key(counts) << 32 | slot
             entry = changes.get(term)
             if entry is None:
-                changes[term] = [(key(counts), slot)]
+                changes[term] = [posting]
             else:
-                entry.append((key(counts), slot))
+                entry.append(posting)
     writes: list[tuple[str, bytes, bytes]] = []
     deletes: list[tuple[str]] = []
     from bisect import bisect_right
@@ -86,8 +94,8 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
         found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
         if not found:
             if added_here:
-                writes.append((term, array("I", [s for _, s in added_here]).tobytes(),
-                               array("H", [k for k, _ in added_here]).tobytes()))
+                writes.append((term, array("I", [p & _SLOT_MASK for p in added_here]).tobytes(),
+                               array("H", [p >> 32 for p in added_here]).tobytes()))
             continue
         # A common term has a posting for most cards: edit the packed arrays in place (index,
         # delete, bisect and insert all run in C) rather than rebuilding them in Python.
@@ -101,7 +109,8 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
                 continue
             del slots[position]
             del keys[position]
-        for key, slot in added_here:
+        for posting in added_here:
+            key, slot = posting >> 32, posting & _SLOT_MASK
             position = bisect_right(keys, key)
             keys.insert(position, key)
             slots.insert(position, slot)

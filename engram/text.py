@@ -4,6 +4,7 @@ with a light suffix stemmer so "cards" finds "card" while "obsession" never find
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,20 +74,36 @@ def words(text: str) -> list[str]:
 _TERM_CACHE: dict[str, tuple[str, ...]] = {}
 
 
+_TERM_CACHE_MAX: Final = 200_000
+
+
+def _terms_of(token: str) -> tuple[str, ...]:
+    return tuple(stem(word) for word in _split_token(token)
+                 if word not in STOPWORDS and not word.isdigit()
+                 and not (len(word) < 2 and word.isascii()))
+
+
 def _token_terms(token: str) -> tuple[str, ...]:
     cached = _TERM_CACHE.get(token)
     if cached is None:
-        cached = tuple(stem(word) for word in _split_token(token)
-                       if word not in STOPWORDS and not word.isdigit()
-                       and not (len(word) < 2 and word.isascii()))
-        if len(_TERM_CACHE) < 200_000:
+        cached = _terms_of(token)
+        if len(_TERM_CACHE) < _TERM_CACHE_MAX:
             _TERM_CACHE[token] = cached
     return cached
 
 
 def terms(text: str) -> list[str]:
     """Routing terms: stemmed words minus stopwords, digits-only tokens and single letters."""
-    out: list[str] = []
-    for token in _WORD.findall(text):
-        out.extend(_token_terms(token))
-    return out
+    tokens = _WORD.findall(text)
+    cache = _TERM_CACHE
+    missing = set(tokens).difference(cache)
+    if missing and len(cache) + len(missing) > _TERM_CACHE_MAX:
+        out: list[str] = []
+        for token in tokens:
+            out.extend(_token_terms(token))
+        return out
+    for token in missing:
+        cache[token] = _terms_of(token)
+    # Every token is cached now: the lookups and the flattening run in C (a cold compile
+    # tokenises every card; a prompt's text is short either way).
+    return list(chain.from_iterable(map(cache.__getitem__, tokens)))

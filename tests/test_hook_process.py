@@ -149,11 +149,30 @@ def test_large_store_defers_the_per_file_check_until_after_the_answer(tmp_path: 
     assert "Zeppelins dock at hangar nine." in prompt("zeppelin hangar rules", "s4")
 
 
-def test_a_large_first_build_runs_in_the_background(tmp_path: Path) -> None:
-    """More changed cards than ENGRAM_BACKGROUND_MIN_CHANGES: the hook answers at once (with
-    nothing, the first time) and a detached child builds the index for the next calls."""
+def test_a_first_build_up_to_the_limit_delivers_in_the_first_call(tmp_path: Path) -> None:
+    """A fresh clone's first session gets its memory: a first build of up to
+    ENGRAM_FIRST_BUILD_MAX cards (2,000) runs within the call, whatever
+    ENGRAM_BACKGROUND_MIN_CHANGES says; that one governs later changes of many files."""
     ws = make_workspace(tmp_path / "proj")
     env = {"ENGRAM_BACKGROUND_MIN_CHANGES": "2"}
+    document = payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist")
+    first = run_process("claude", json.dumps(document).encode(), env=env)
+    assert "release" in sent_ids(context(first.stdout.decode()))
+    for name in ("api-style", "error-format", "migrations"):  # a checkout rewrote three cards
+        path = ws / ".agents" / ".engram" / f"{name}.md"
+        path.write_text(path.read_text() + "\nOne more line.\n")
+    document["session_id"] = "after-checkout"
+    again = run_process("claude", json.dumps(document).encode(), env=env)
+    assert "release" in sent_ids(context(again.stdout.decode()))  # from the stored index
+    log = (tmp_path / "state" / "logs" / "engram.log").read_text()
+    assert "refreshing in the background" in log
+
+
+def test_a_large_first_build_runs_in_the_background(tmp_path: Path) -> None:
+    """A first build of more cards than ENGRAM_FIRST_BUILD_MAX: the hook answers at once (with
+    nothing, the first time) and a detached child builds the index for the next calls."""
+    ws = make_workspace(tmp_path / "proj")
+    env = {"ENGRAM_FIRST_BUILD_MAX": "2"}
     document = payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist")
     first = run_process("claude", json.dumps(document).encode(), env=env)
     assert first.returncode == 0 and first.stdout.strip() in (b"{}", b"")
