@@ -387,7 +387,7 @@ def handle(host_name: str, raw: bytes, defer: bool = False,
     event = event.replace(cwd=os.path.realpath(event.cwd))
     ws = workspace_module.load(event.cwd)
     if ws is None or not ws.roots:
-        observed.record(host, event.name, 0)
+        observed.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
     call = HookCall(host_def, event, ws, index, write)
@@ -405,9 +405,21 @@ def handle(host_name: str, raw: bytes, defer: bool = False,
     text = call.written
     if text is None:
         text = _written(write, call.encoded(result))
+    rule = _rule_file(ws.location, event.rule_file) if event.kind == "rule_loaded" else ""
     observed.record(host, event.name, len(text.encode("utf-8")),
-                    (time.perf_counter() - started) * 1000)
+                    (time.perf_counter() - started) * 1000, workspace=ws.key, rule=rule,
+                    engram_rule=rule.startswith(".claude/rules/engram/"))
     return text
+
+
+def _rule_file(root: str, path: str) -> str:
+    """A loaded rule file relative to the workspace (its name alone when outside it, or '?')."""
+    if not path:
+        return "?"
+    path = path.replace("\\", "/")
+    full = path if os.path.isabs(path) else os.path.join(root, path)
+    relative = os.path.relpath(full, root).replace("\\", "/")
+    return os.path.basename(path) if relative.startswith("../") else relative
 
 
 def _written(write: Callable[[str], None] | None, text: str) -> str:

@@ -20,13 +20,23 @@ def observed_log_path() -> str:
     return os.path.join(paths.state_dir_str(), "observed.jsonl")
 
 
-def record(host: str, event: str, answered_bytes: int, duration_ms: float | None = None) -> None:
-    """Append one firing. Best effort: never raises."""
+def record(host: str, event: str, answered_bytes: int, duration_ms: float | None = None,
+           workspace: str = "", rule: str = "", engram_rule: bool = False) -> None:
+    """Append one firing, with the key of the workspace it served (doctor reports firing per
+    workspace: a hook that fires in one project says nothing of another) and, for a rule-load
+    event, the rule file (relative to the workspace) and whether it is one of engram's. Best
+    effort: never raises."""
     path = observed_log_path()
-    row = {"host": host, "event": event, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "bytes": int(answered_bytes)}
+    row: dict = {"host": host, "event": event,
+                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "bytes": int(answered_bytes)}
     if duration_ms is not None:
         row["ms"] = round(duration_ms, 1)
+    if workspace:
+        row["ws"] = workspace
+    if rule:
+        row["rule"] = rule
+        row["engram_rule"] = bool(engram_rule)
     line = (json.dumps(row, separators=(",", ":")) + "\n").encode("utf-8")
     try:
         try:
@@ -45,9 +55,15 @@ def record(host: str, event: str, answered_bytes: int, duration_ms: float | None
         pass
 
 
-def read() -> dict:
+OTHER_FILES = " (other files)"
+
+
+def read(workspace: str | None = None) -> dict:
     """{host: {event: {"last_fired", "count", "last_bytes", "last_ms"?}}} from the log (and
-    its rotated predecessor)."""
+    its rotated predecessor); only the firings in `workspace` (a workspace key) when given.
+    A rule-load event counts under its name only for engram's rule files (with "rules":
+    {file: count}); loads of other files (CLAUDE.md, a user's own rules) count under
+    "<event> (other files)", so they never pass for engram rule loads."""
     folded: dict = {}
     path = observed_log_path()
     for name in (path + ".1", path):
@@ -62,8 +78,16 @@ def read() -> dict:
                 host, event = str(row["host"]), str(row["event"])
             except (ValueError, KeyError, TypeError):
                 continue  # a torn line from a killed process
+            if workspace is not None and row.get("ws") != workspace:
+                continue
+            rule = row.get("rule")
+            if rule and not row.get("engram_rule"):
+                event += OTHER_FILES
             entry = folded.setdefault(host, {}).setdefault(event, {"count": 0})
             entry["count"] += 1
+            if rule and row.get("engram_rule"):
+                rules = entry.setdefault("rules", {})
+                rules[str(rule)] = rules.get(str(rule), 0) + 1
             entry["last_fired"] = row.get("at")
             entry["last_bytes"] = row.get("bytes", 0)
             if "ms" in row:

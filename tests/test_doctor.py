@@ -64,9 +64,13 @@ def test_linked_host_is_configured_but_never_observed(workspace: Path,
 
 def test_observed_comes_from_the_state_dir(workspace: Path, tmp_path: Path,
                                            capsys: pytest.CaptureFixture) -> None:
+    from engram import paths
+
     (tmp_path / "state").mkdir(exist_ok=True)
+    key = paths.workspace_key(str(workspace.resolve()))
     lines = [{"host": "gemini", "event": "BeforeAgent", "at": f"2026-11-30T10:00:0{i}Z",
-              "bytes": 800 + i, "ms": 20.5} for i in range(3)]
+              "bytes": 800 + i, "ms": 20.5, "ws": key} for i in range(3)]
+    lines.append({**lines[0], "ws": "another-workspace"})
     (tmp_path / "state" / "observed.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in lines) + '{"torn": ')
     code, report = doctor(workspace, capsys)
@@ -141,3 +145,42 @@ def test_memory_roots_and_modes(workspace: Path, capsys: pytest.CaptureFixture) 
     assert report["workspace"]["memory_roots"] == [
         {"path": str(workspace / ".agents" / ".engram"), "scope": "workspace"}]
     assert (report["workspace"]["read"], report["workspace"]["proof"]) == ("startup", "compact")
+
+
+def test_observed_firing_is_per_workspace_and_per_rule_file(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    """Two linked projects under one HOME: hooks that fired in one are not reported for the
+    other (hooks untrusted there never ran), and CLAUDE.md loads do not pass for engram rule
+    loads."""
+    from hookkit import make_workspace, payload
+
+    from engram import hook
+
+    first = make_workspace(tmp_path / "first")
+    second = make_workspace(tmp_path / "second")
+    for ws in (first, second):
+        assert engram("link", "codex", cwd=ws) == 0
+    for _ in range(2):
+        hook.handle("codex", json.dumps(payload("codex", "SessionStart.json", first)).encode())
+    claude_md = payload("claude", "InstructionsLoaded.json", first,
+                        file_path=str(first / "CLAUDE.md"))
+    hook.handle("claude", json.dumps(claude_md).encode())
+
+    _, report = doctor(second, capsys)
+    assert host(report, "codex")["observed"] == {} and host(report, "claude")["observed"] == {}
+    assert engram("doctor", cwd=second) == 0
+    assert capsys.readouterr().out.count("never observed") >= 2
+
+    _, report = doctor(first, capsys)
+    assert host(report, "codex")["observed"]["SessionStart"]["count"] == 2
+    claude = host(report, "claude")["observed"]
+    assert set(claude) == {"InstructionsLoaded (other files)"}  # not a rule load
+
+    rule = payload("claude", "InstructionsLoaded.json", first,
+                   file_path=str(first / ".claude" / "rules" / "engram" / "release.md"))
+    hook.handle("claude", json.dumps(rule).encode())
+    _, report = doctor(first, capsys)
+    loaded = host(report, "claude")["observed"]["InstructionsLoaded"]
+    assert loaded["count"] == 1 and loaded["rules"] == {".claude/rules/engram/release.md": 1}
+    _, report = doctor(second, capsys)
+    assert host(report, "claude")["observed"] == {}

@@ -44,7 +44,10 @@ def collect(cwd: Path) -> dict[str, Any]:
     for host in hosts.registry():
         item: dict[str, Any] = {"host": host.name, "display_name": host.display_name,
                                 "supported": host.supported, "reason": host.reason,
-                                "configured": [], "observed": health.observed(host)}
+                                "configured": [],
+                                # Firing in this workspace only: another project's hooks
+                                # firing says nothing about this one's.
+                                "observed": health.observed(host, ws.key if ws else "")}
         if host.supported and host.install:
             scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file")
                                          else []) + [(True, False)]
@@ -88,8 +91,10 @@ def _observed_text(events: dict[str, Any]) -> str:
         return "never observed"
     parts = []
     for name, info in sorted(events.items()):
+        rules = info.get("rules") or {}
+        which = f", {len(rules)} rule file{'s' if len(rules) != 1 else ''}" if rules else ""
         parts.append(f"{name} x{info.get('count', '?')} (last {info.get('last_fired', '?')}, "
-                     f"{info.get('last_bytes', '?')} bytes)")
+                     f"{info.get('last_bytes', '?')} bytes{which})")
     return "; ".join(parts)
 
 

@@ -195,11 +195,12 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
     return warnings
 
 
-def observed(host: Host) -> dict[str, dict[str, Any]]:
-    """What the hook runtime recorded for this host; {} when never observed or unreadable."""
+def observed(host: Host, workspace_key: str | None = None) -> dict[str, dict[str, Any]]:
+    """What the hook runtime recorded for this host (in that workspace when a key is given);
+    {} when never observed or unreadable."""
     from engram import observed as observed_log
 
-    data = observed_log.read()
+    data = observed_log.read(workspace_key)
     events: dict[str, dict[str, Any]] = {}
     for name in host.names:
         entry = data.get(name)
