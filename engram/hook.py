@@ -259,7 +259,7 @@ class HookCall:
                 return delta.EMPTY
         # Only the cards to send are read (repeat prompts read no card file at all).
         new, found = _current(self.index, new, delivered if self.mode != "always" else set())
-        already += found
+        already += [r for r in found if not r.always]
         result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,
                               list_already=list_already)
         # Recorded only once the answer is written: a hook killed in between re-sends the

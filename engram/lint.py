@@ -150,23 +150,6 @@ def locate(problem: Problem) -> Problem:
     return Problem(problem.path, line, problem.severity, problem.message, problem.code)
 
 
-_ALSO_IN: Final = re.compile(r"^duplicate id '(.+)' \(also in (.+)\); ")
-
-
-def _both_sides(problems: list[Problem]) -> list[Problem]:
-    """A duplicate id is reported on every file of the clash, not only the one dropped."""
-    reported = {p.path for p in problems if p.code == "duplicate-id"}
-    added = []
-    for problem in problems:
-        match = _ALSO_IN.match(problem.message) if problem.code == "duplicate-id" else None
-        if match and match.group(2) not in reported:
-            reported.add(match.group(2))
-            added.append(Problem(match.group(2), None, "error",
-                                 f"duplicate id {match.group(1)!r} (also in {problem.path}); "
-                                 "rename one", "duplicate-id"))
-    return problems + added
-
-
 def budget_problems(cards: Iterable[Card], settings: dict, hosts: list[str]) -> list[Problem]:
     """A card larger than a linked host's budget is never sent there in full."""
     from engram import card_size
@@ -190,7 +173,7 @@ def lint_index(compiled: "CompiledIndex", tree_root: Path | None, settings: dict
     problems = list(compiled.problems) + check_cards(cards, tree)
     if hosts:
         problems += budget_problems(cards, settings or {}, hosts)
-    problems = [locate(problem) for problem in _both_sides(problems)]
+    problems = [locate(problem) for problem in problems]
     return sorted(set(problems), key=lambda p: (p.path, p.line or 0, p.severity, p.message))
 
 
