@@ -161,28 +161,42 @@ def demo(
     raise typer.Exit(command.run(host=host))
 
 
+ProjectOption = typer.Option(False, "--project", help="Set it in the workspace's "
+                             ".agents/engram.json, shared with the team (default: your user "
+                             "config only).")
+GlobalCompat = typer.Option(False, "--global", hidden=True,
+                            help="The user scope (the default; kept for old scripts).")
+
+
 @app.command("set-read")
 def set_read(
     mode: str = typer.Argument(..., help="startup | auto | always | manual | off | status"),
-    global_scope: bool = typer.Option(False, "--global", help="Set it for the user scope."),
+    project: bool = ProjectOption,
+    global_scope: bool = GlobalCompat,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
-    """When memory is injected: at startup only, as a delta (auto), always, or never."""
+    """When memory is injected: auto (only what this session has not had), startup, always,
+    manual (hooks inject nothing; pull cards with route/show), off. A personal setting: it
+    is written to your user config unless --project."""
     from engram.commands import modes as command
 
-    raise typer.Exit(command.run("read", mode, global_scope=global_scope, cwd=_cwd(cwd)))
+    raise typer.Exit(command.run("read", mode, project=project and not global_scope,
+                                 cwd=_cwd(cwd)))
 
 
 @app.command("set-proof")
 def set_proof(
     mode: str = typer.Argument(..., help="off | compact | status"),
-    global_scope: bool = typer.Option(False, "--global", help="Set it for the user scope."),
+    project: bool = ProjectOption,
+    global_scope: bool = GlobalCompat,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
-    """Whether hook output ends with an `Engram proof:` line."""
+    """Whether hook output ends with an `Engram proof:` line (memory is injected either way).
+    A personal setting: it is written to your user config unless --project."""
     from engram.commands import modes as command
 
-    raise typer.Exit(command.run("proof", mode, global_scope=global_scope, cwd=_cwd(cwd)))
+    raise typer.Exit(command.run("proof", mode, project=project and not global_scope,
+                                 cwd=_cwd(cwd)))
 
 
 @app.command("config")
@@ -193,7 +207,8 @@ def config_command(
     global_scope: bool = typer.Option(False, "--global", help="Use the user scope."),
     cwd: Optional[Path] = CwdOption,
 ) -> None:
-    """View or change settings (workspace scope by default)."""
+    """View or change settings (workspace scope by default; --global: the user scope, and
+    `config view --global` shows only what the user config sets)."""
     from engram.commands import config_cmd as command
 
     raise typer.Exit(command.run(action, key, value, global_scope=global_scope, cwd=_cwd(cwd)))

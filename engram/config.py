@@ -31,7 +31,8 @@ class Setting:
 SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("read", "auto", "when memory is injected",
             choices=("startup", "auto", "always", "manual", "off")),
-    Setting("proof", "off", "append an `Engram proof:` line to hook output",
+    Setting("proof", "off", "end hook output with an `Engram proof:` line (off: no proof line; "
+            "memory is still injected)",
             choices=("off", "compact")),
     Setting("load.limit", 8, "most cards routed for one prompt", kind=int, minimum=1, maximum=100),
     Setting("load.max_tokens", 1600, "budget for hosts whose limit is `load.max_tokens`",

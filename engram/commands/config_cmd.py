@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from engram import config, settings_store
+from engram import config, paths, settings_store
 from engram.errors import EngramError
 
 ACTIONS = ("view", "get", "set", "unset")
@@ -18,6 +18,17 @@ RELINK_KEYS = frozenset({"hooks.path_rules", "hooks.command"})
 def run(action: str, key: str | None, value: str | None, *, global_scope: bool, cwd: Path) -> int:
     if action not in ACTIONS:
         raise EngramError(f"unknown action {action!r}", "use one of: " + ", ".join(ACTIONS))
+    if action == "view" and global_scope:
+        path = paths.user_config_path()
+        flat = config.read_file(path)
+        sys.stdout.write(f"# user scope: {path}\n")
+        known = [s for s in config.SETTINGS if s.key in flat]
+        for setting in known:
+            sys.stdout.write(f"{setting.key}  {json.dumps(flat[setting.key])}  {setting.help}\n")
+        if not known:
+            sys.stdout.write("(nothing set; every setting comes from the defaults or the "
+                             "workspace)\n")
+        return 0
     if action == "view":
         merged, sources = settings_store.effective(cwd)
         width = max(len(k) for k in merged)
