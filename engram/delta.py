@@ -33,9 +33,16 @@ class Answer:
     dropped: int = 0
     reused: int = 0
     action: str = "replace"  # for single-slot hosts (OpenCode): replace | retain | clear
+    slot: str = ""  # single-slot hosts: the token naming what `text` fills the slot with
 
 
 EMPTY: Final = Answer("", (), 0)
+
+
+def slot_token(keys: list[str], unit: str, limit: int, proof: bool) -> str:
+    """Names a single-slot host's slot content: the same cards under the same budget and proof
+    setting render the same text. Card keys only, never prompt text."""
+    return f"{unit}:{limit}:{int(proof)}:" + " ".join(sorted(keys))
 
 
 def split(routed: list[Routed], delivered: set[str], mode: str) -> tuple[list[Routed], list[Routed]]:

@@ -28,8 +28,9 @@ def empty_answer(shape: str) -> str:
     return EMPTY_ANSWERS.get(shape, "{}")
 
 
-def encode(shape: str, event_name: str, text: str, action: str = "replace") -> str:
-    """The host's own envelope around `text`; the empty answer when there is nothing."""
+def encode(shape: str, event_name: str, text: str, action: str = "replace", slot: str = "") -> str:
+    """The host's own envelope around `text`; the empty answer when there is nothing. `slot`
+    is the token a single-slot host's plugin keeps with the text and sends back."""
     if not text:
         if shape == "opencode" and action == "clear":
             return json.dumps({"action": "clear", "text": ""})
@@ -41,7 +42,7 @@ def encode(shape: str, event_name: str, text: str, action: str = "replace") -> s
     if shape == "windsurf":
         return text
     if shape == "opencode":
-        return json.dumps({"action": action, "text": text}, ensure_ascii=False)
+        return json.dumps({"action": action, "text": text, "slot": slot}, ensure_ascii=False)
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
                                               "additionalContext": text}}, ensure_ascii=False)
 
@@ -131,7 +132,7 @@ class HookCall:
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
             return ""
-        return encode(self.shape, self.event.name, result.text, result.action)
+        return encode(self.shape, self.event.name, result.text, result.action, result.slot)
 
     def emit(self, result: delta.Answer) -> None:
         """Write the answer (once). Called under the delivery lock, before the record: a
@@ -279,17 +280,22 @@ class HookCall:
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:
         """Single-slot hosts (OpenCode): the slot holds the always cards plus the cards of the
-        latest prompt that routed anything. Answer `retain` when that set is unchanged,
-        `replace` with the new text when it changed, `clear` when memory is switched off."""
+        latest prompt that routed anything. The plugin says which slot it holds (the token of
+        the answer that filled it; "" in a process that holds nothing, such as a session
+        continued by a new OpenCode process). Answer `retain` when that is the slot wanted
+        now, `replace` with the text and its token when not, `clear` when memory is switched
+        off. A plugin that does not say is taken to hold what engram last sent it."""
         event = self.event
         entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
                                    event.session, event.agent, now)
+        held = event.slot_held
+        if held is None:
+            last = list(entry.get("slot") or [])
+            held = delta.slot_token(last, self.unit, self.limit, self.proof) if last else ""
         if self.mode in ("off", "manual"):
-            had = bool(entry.get("slot"))
             delivery.reset(entry, now)
             entry["slot"] = []
-            return delta.Answer("", (), 0, action="clear" if had else "retain")
-        previous = list(entry.get("slot") or [])
+            return delta.Answer("", (), 0, action="clear" if held else "retain")
         if event.kind == "prompt":
             slots = self.route(event.prompt, [], include_always=False)
             if slots:
@@ -299,18 +305,22 @@ class HookCall:
         slots += [s for s in self.slots_for_keys(entry.get("last_routed") or []) if s not in slots]
         routed = _routed(self.index, slots)
         keys = sorted(r.key for r in routed)
-        if keys == sorted(previous) and not refill:
+        token = delta.slot_token(keys, self.unit, self.limit, self.proof)
+        if token == held and not refill:
             delivery.touch(entry, now)
             return delta.Answer("", (), 0, action="retain")
         routed, _found = _current(self.index, routed, set())
         keys = sorted(r.key for r in routed)
         result = delta.answer(routed, [], keys, self.proof, self.unit, self.limit)
+        if result.text:
+            result = result.replace(slot=delta.slot_token(keys, self.unit, self.limit, self.proof))
+        else:
+            result = delta.Answer("", (), 0, action="clear" if held else "retain")
+        # Recorded only once the answer is written: a re-send beats a loss.
         self.emit(result)
-        entry["delivered"] = sorted(result.sent_keys) if result.text else []
+        entry["delivered"] = sorted(result.sent_keys)
         entry["slot"] = keys if result.text else []
         entry["updated"] = now
-        if not result.text:
-            return delta.Answer("", (), 0, action="clear" if previous else "retain")
         return result
 
     # --- side channels ------------------------------------------------------------------

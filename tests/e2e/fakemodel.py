@@ -5,16 +5,19 @@ It speaks just enough of three wire protocols for the real clients to run a conv
 * Anthropic Messages (`POST /v1/messages`, JSON or SSE, and `count_tokens`): Claude Code;
 * OpenAI Responses (`POST /v1/responses`, SSE or JSON, and `/v1/responses/compact`): Codex CLI;
 * Gemini (`:generateContent`, `:streamGenerateContent` with or without `alt=sse`,
-  `:countTokens`): Gemini CLI.
+  `:countTokens`): Gemini CLI;
+* OpenAI Chat Completions (`POST /v1/chat/completions`, SSE or JSON): OpenCode through an
+  `@ai-sdk/openai-compatible` provider.
 
 Every request is recorded (`FakeModel.requests`, and one JSON line per request in `log_path`
 when given). The model's answers are scripted by the test: `FakeModel.plan(tag, steps)` binds
 a list of tool calls to a tag; a user message containing `PLAN-<tag>` makes the k-th model turn
 after that message call the k-th step, then the model answers `DONE`. Steps:
 
-  ("read", path)          Claude `Read`, Gemini `read_file`
+  ("read", path)          Claude `Read`, Gemini `read_file`, OpenCode `read`
   ("patch", patch_text)   Codex `apply_patch`
-  ("bash", command)       Claude `Bash`, Codex `exec_command`, Gemini `run_shell_command`
+  ("bash", command)       Claude `Bash`, Codex `exec_command`, Gemini `run_shell_command`,
+                          OpenCode `bash`
   ("agent", prompt)       Claude `Agent` (or `Task`), Codex `spawn_agent`
   ("wait",)               Codex `wait_agent` on the agent spawned last
 
@@ -470,6 +473,69 @@ def _gemini(h: "_Handler", req: dict[str, Any], stream: bool) -> str:
     return answer
 
 
+# --------------------------------------------------------------------------- OpenAI Chat Completions
+def _chat_turns(messages: list[Any]) -> list[tuple[str, int]]:
+    turns: list[tuple[str, int]] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "user":
+            turns.append((json.dumps(message.get("content")), 0))
+        elif message.get("role") == "assistant" and turns:
+            turns[-1] = (turns[-1][0], turns[-1][1] + len(message.get("tool_calls") or []))
+    return turns
+
+
+def _chat_call(model: FakeModel, req: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(tool call or None, answer label) for one chat-completions request."""
+    messages = req.get("messages") or []
+    if messages and _is_compaction(json.dumps(messages[-2:])):
+        return None, "summary"
+    tools = {(t.get("function") or {}).get("name") for t in req.get("tools") or []
+             if isinstance(t, dict)}
+    step = model._step(_chat_turns(messages))
+    if not step:
+        return None, "text"
+    kind = step[0]
+    if kind == "read" and "read" in tools:
+        arguments: dict[str, Any] = {"filePath": step[1]}
+    elif kind == "bash" and "bash" in tools:
+        arguments = {"command": step[1], "description": "Run a scripted command"}
+    else:
+        return None, "text"
+    name = "read" if kind == "read" else "bash"
+    return ({"id": "call_" + uuid.uuid4().hex[:16], "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}, f"tool:{name}")
+
+
+def _chat(h: "_Handler", req: dict[str, Any]) -> str:
+    call, answer = _chat_call(h.model, req)
+    text = SUMMARY if answer == "summary" else DONE
+    cid = "chatcmpl-" + uuid.uuid4().hex[:16]
+    name = req.get("model", "gpt-fake")
+    n_in = h.model._usage()
+    usage = {"prompt_tokens": n_in, "completion_tokens": 5, "total_tokens": n_in + 5}
+    finish = "tool_calls" if call else "stop"
+    if not req.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": None if call else text}
+        if call:
+            message["tool_calls"] = [call]
+        h.send_json({"id": cid, "object": "chat.completion", "created": int(time.time()),
+                     "model": name, "choices": [{"index": 0, "message": message,
+                                                 "finish_reason": finish}], "usage": usage})
+        return answer
+    h.start_sse()
+    base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": name}
+    delta: dict[str, Any] = ({"role": "assistant", "tool_calls": [dict(call, index=0)]} if call
+                             else {"role": "assistant", "content": text})
+    h.sse(None, dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]))
+    h.sse(None, dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]))
+    h.sse(None, dict(base, choices=[], usage=usage))
+    h.wfile.write(b"data: [DONE]\n\n")
+    h.wfile.flush()
+    return answer
+
+
 # --------------------------------------------------------------------------- HTTP
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -561,6 +627,8 @@ class _Handler(BaseHTTPRequestHandler):
                 req.answer = _responses_compact(self, body)
             elif p.endswith("/responses"):
                 req.answer = _responses(self, body)
+            elif p.endswith("/chat/completions"):
+                req.answer = _chat(self, body)
             elif ":streamGenerateContent" in p:
                 req.answer = _gemini(self, body, True)
             elif ":generateContent" in p:
