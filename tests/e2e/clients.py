@@ -70,6 +70,7 @@ CLIENTS = {
     "claude": Client("claude", "@anthropic-ai/claude-code", "2.1.197", "2.1.332", "Claude Code"),
     "codex": Client("codex", "@openai/codex", "0.171.0", "0.171.0", "Codex CLI"),
     "gemini": Client("gemini", "@google/gemini-cli", "0.61.0", "0.61.0", "Gemini CLI"),
+    "opencode": Client("opencode", "opencode-ai", "1.18.33", "1.18.33", "OpenCode"),
 }
 
 
