@@ -255,6 +255,17 @@ class _Run:
         self.inbox_used = inbox_count(self.memory_dir)
         self.now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
 
+    def existing_cards(self) -> list[Any]:
+        """The workspace's cards, to name those a draft overlaps (none when unreadable)."""
+        if getattr(self, "_cards", None) is None:
+            try:
+                from engram import index
+
+                self._cards = index.load_or_build(self.workspace).all_cards()
+            except Exception:  # noqa: BLE001 - a hint for the reviewer, never a failure
+                self._cards = []
+        return self._cards
+
     def ingest(self, data: bytes, host: str | None, source: str) -> Outcome:
         from engram import promote  # owns the wrapper format (renders it, reads it back)
 
@@ -286,7 +297,7 @@ class _Run:
         fileio.atomic_write_bytes(path, evidence.data, mode=0o444)
         if not wrapper.exists():
             text = promote.render_wrapper(evidence, observed=self.now.isoformat().replace("+00:00", "Z"),
-                                wrapper_path=relative)
+                                wrapper_path=relative, existing=self.existing_cards())
             fileio.atomic_write_text(wrapper, text, mode=0o644)
         self.inbox_used += 1
         return Outcome(status="saved", inbox=relative, **common)

@@ -74,8 +74,27 @@ def slugify(text: str, limit: int = 48) -> str:
 
 
 def draft(evidence: "Evidence") -> Candidate:
-    """A starting point for the reviewer: the first request and the last answer."""
+    """A starting point for the reviewer: the user's own instructions and corrections in the
+    session; only when there are none, the first request and the last answer."""
+    return draft_with_notes(evidence)[0]
+
+
+def draft_with_notes(evidence: "Evidence") -> tuple[Candidate, list[str]]:
+    """(the drafted candidate, notes for the reviewer about how it was drafted)."""
+    from engram import session_draft
+
     turns = evidence.transcript.turns
+    user_texts = [t.text for t in turns if t.role in ("user", "note")]
+    drafted = session_draft.draft(user_texts)
+    if drafted is not None:
+        notes = [f"Drafted from {len(drafted.instructions)} instruction(s) or correction(s) "
+                 "you gave in the session, in your words."]
+        if drafted.left_out:
+            notes.append(f"Left out {drafted.left_out} instruction line(s) holding a redacted "
+                         "secret; write them again without the secret if they matter.")
+        ident = slugify(drafted.title) or f"session-{evidence.trace_id[-8:]}"
+        return Candidate(id=ident, title=drafted.title, card=drafted.card, body=drafted.body,
+                         tags=drafted.tags), notes
     asked = next((t.text for t in turns if t.role in ("user", "note")), "")
     answered = next((t.text for t in reversed(turns) if t.role == "assistant"), "")
     title = _first_line(asked, 80) or f"{evidence.transcript.host} session"
@@ -84,7 +103,17 @@ def draft(evidence: "Evidence") -> Candidate:
     body = f"- Asked: {_first_line(asked, 200)}\n"
     if answered:
         body += f"- Outcome: {_first_line(answered, 200)}\n"
-    return Candidate(id=ident, title=title, card=title, body=body, tags=tags)
+    notes = ["No instruction or correction from you was found in the session; this draft is "
+             "only the first request and the last answer: rewrite it or delete this file."]
+    return Candidate(id=ident, title=title, card=title, body=body, tags=tags), notes
+
+
+def related_cards(candidate: Candidate, cards: "list[Any]") -> "list[tuple[Any, list[str]]]":
+    """Existing cards sharing tags or distinctive words with `candidate`."""
+    from engram import session_draft
+
+    text = " ".join([candidate.title, candidate.card, candidate.body])
+    return session_draft.related(candidate.tags, text, [c for c in cards if c.id != candidate.id])
 
 
 def _yaml_block(candidate: Candidate) -> str:
@@ -101,8 +130,10 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
-def render_wrapper(evidence: "Evidence", *, observed: str, wrapper_path: str) -> str:
-    """The inbox Markdown for a freshly written trace."""
+def render_wrapper(evidence: "Evidence", *, observed: str, wrapper_path: str,
+                   existing: "list[Any] | None" = None) -> str:
+    """The inbox Markdown for a freshly written trace; `existing` cards on the same subject
+    are named so the reviewer can merge instead of adding a card."""
     parsed = evidence.transcript
     meta = {"kind": WRAPPER_KIND, "authority": "evidence", "trace": evidence.trace_id,
             "trace_sha256": evidence.sha256, "host": parsed.host, "session": parsed.session,
@@ -110,13 +141,17 @@ def render_wrapper(evidence: "Evidence", *, observed: str, wrapper_path: str) ->
             "secrets_redacted": evidence.secrets, "injections_removed": evidence.injections}
     front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items())
     label = (parsed.session or evidence.trace_id)[:8]
-    candidate = draft(evidence)
+    candidate, notes = draft_with_notes(evidence)
+    for card, shared in related_cards(candidate, existing or []):
+        notes.append(f"An existing card covers the same subject: `{card.id}` ({card.title}; "
+                     f"shares {', '.join(shared)}). Consider adding this to it instead.")
     parts = [f"---\n{front}\n---\n\n",
              f"# Session review: {parsed.host} {label}\n\n",
              f"Review material drawn from trace `{evidence.trace_id}` (the trace is the evidence;\n"
              "this file is yours to edit). Rewrite the candidate card below in your own words,\n"
              f"or repeat the `{CANDIDATE_HEADING}` section to propose several, then run\n"
              f"`engram save-session --file {wrapper_path}`.\nDelete this file to discard it.\n\n",
+             "".join(f"Note: {note}\n" for note in notes) + ("\n" if notes else ""),
              f"{CANDIDATE_HEADING}\n\n", _yaml_block(candidate), "\n", candidate.body,
              f"\n{TRANSCRIPT_HEADING}\n"]
     said = [(n, t) for n, t in enumerate(parsed.turns, start=1) if t.role != "summary"]

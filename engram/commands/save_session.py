@@ -31,6 +31,7 @@ def run(*, file: Path, yes: bool, cwd: Path) -> int:
     if not stat.S_ISREG(info.st_mode) or info.st_size > promote.MAX_WRAPPER_BYTES:
         raise EngramError(f"{file} is not a regular inbox file of at most 8 MiB")
     wrapper = promote.read_wrapper(path.read_text(encoding="utf-8", errors="replace"))
+    _show_related(space, wrapper)
     written = promote.promote(wrapper, space.memory_dir, yes=yes, stdin=sys.stdin,
                               stdout=sys.stdout, editor=_editor())
     for target in written:
@@ -40,3 +41,23 @@ def run(*, file: Path, yes: bool, cwd: Path) -> int:
     else:
         sys.stdout.write(f"The inbox file stays for reference; delete it when done: {file}\n")
     return 0
+
+
+def _show_related(space: workspace.Workspace, wrapper: promote.Wrapper) -> None:
+    """Name existing cards on the same subject before anything is written: merging into one
+    of them usually beats adding a near-duplicate that competes with it."""
+    try:
+        from engram import index
+
+        cards = index.load_or_build(space).all_cards() if space.roots else []
+    except Exception:  # noqa: BLE001 - a hint, never a failure
+        return
+    for candidate in wrapper.candidates:
+        for card, shared in promote.related_cards(candidate, cards):
+            try:
+                shown = Path(card.path).relative_to(space.root).as_posix()
+            except ValueError:
+                shown = card.path
+            sys.stdout.write(f"note: {candidate.id!r} covers the same subject as {card.id} "
+                             f"({shown}; shares {', '.join(shared)}): consider merging it "
+                             f"there instead\n  {card.id}: {card.card}\n")
