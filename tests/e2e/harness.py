@@ -463,13 +463,15 @@ def linked_commands(config_file: Path) -> list[str]:
             for group in groups for h in group.get("hooks", [])]
 
 
-def link_problems(config_file: Path, client: str) -> list[str]:
+def link_problems(config_file: Path, client: str, personal: bool = False) -> list[str]:
     """The config `engram link` wrote runs engram from PATH for this host (the portable form a
-    team commits; the client's PATH finds this installation first)."""
+    team commits; the client's PATH finds this installation first), or, in a personal file
+    (`--global`), this installation's `engram` script by absolute path."""
     if not config_file.exists():
         return [f"{config_file} was not written"]
     commands = linked_commands(config_file)
-    want = f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true"
+    want = (f"{ENGRAM} hook {client}" if personal
+            else f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true")
     wrong = [c for c in commands if c != want]
     return ([f"no hook command in {config_file}"] if not commands else []) + \
         [f"hook command {c!r} is not {want!r}" for c in wrong]

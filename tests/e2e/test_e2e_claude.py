@@ -238,7 +238,7 @@ def test_read_then_prompt_in_one_process(paths: Conversation) -> None:
 def test_read_then_resumed_prompt_global(global_link: Conversation) -> None:
     c = global_link
     settings = c.home / ".claude" / "settings.json"
-    problems = run_problems(c, "read", "prompt") + link_problems(settings, CLIENT)
+    problems = run_problems(c, "read", "prompt") + link_problems(settings, CLIENT, personal=True)
     if (c.workspace / ".claude" / "settings.json").exists():
         problems.append("--global link wrote a project settings file")
     problems += path_problems(c, "read", "tool:Read")
