@@ -209,6 +209,11 @@ class HookCall:
                                    event.session, event.agent, now)
         if event.resets and (entry.get("delivered") or entry.get("start_done")):
             delivery.reset(entry, now)
+        if event.kind == "start" and entry.get("resume_drops"):
+            # Bodies sent through an event whose context the client drops from a resumed
+            # history (`dropped_on_resume`) are sent again rather than lost.
+            gone = set(entry.pop("resume_drops"))
+            entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
         if event.kind == "reset":
             delivery.touch(entry, now)
             return delta.EMPTY
@@ -267,6 +272,8 @@ class HookCall:
         # body next time rather than losing it.
         self.emit(result)
         delivery.mark_delivered(entry, list(result.sent_keys), now)
+        if self.spec.get("dropped_on_resume") and result.sent_keys:
+            entry["resume_drops"] = sorted(set(entry.get("resume_drops") or []) | set(result.sent_keys))
         if event.kind == "prompt":
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:

@@ -52,6 +52,21 @@ def test_claude_posttooluse_is_the_default_path_trigger(ws: Path) -> None:
     assert already(text) == ["migrations"] and sent_ids(text) == []
 
 
+def test_a_legacy_pretooluse_delivery_is_sent_again_after_a_resume(ws: Path) -> None:
+    """A link from an earlier release still runs PreToolUse, whose context Claude Code 2.1.197
+    drops from a resumed history: after a resume the card is sent again, not lost.
+    PostToolUse's context is kept, so its deliveries stay delivered."""
+    path = str(ws / "db/migrations/001.sql")
+    assert sent_ids(context(call("claude", claude_read(ws, path)))) == ["migrations"]
+    assert sent_ids(context(call("claude", claude_post(ws, str(ws / "src/area1/a.py"))))) == ["area1"]
+    call("claude", payload("claude", "SessionStart.json", ws, source="resume"))
+    assert call("claude", claude_post(ws, str(ws / "src/area1/b.py"))).strip() == "{}"
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                          prompt="migrations please")))
+    assert sent_ids(text) == ["migrations"]
+    assert call("claude", claude_read(ws, path)).strip() == "{}"  # and once again only
+
+
 def test_claude_posttooluse_native_mode_injects_nothing(ws: Path) -> None:
     native_mode(ws)
     assert call("claude", claude_post(ws, str(ws / "db/migrations/001.sql"))).strip() == "{}"

@@ -289,8 +289,6 @@ def test_native_mode_is_at_least_once(native: Conversation) -> None:
     verdict(c, "path_rules: native: never lost, at most 2 copies", problems, json.dumps(counts))
 
 
-@pytest.mark.xfail(strict=True, reason="doctor counts CLAUDE.md loads as InstructionsLoaded "
-                   "until observed firing is recorded per rule file")
 def test_native_doctor_counts_only_rule_loads(native: Conversation) -> None:
     """doctor shows InstructionsLoaded observed only when an engram rule file loaded; a
     CLAUDE.md load fires the same event and must not pass for one (checked after a first
