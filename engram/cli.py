@@ -10,10 +10,11 @@ from typing import List, Optional
 import typer
 
 from engram import __version__, paths
+from engram.completion import card_ids, host_names
 from engram.errors import EngramError
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     help="engram: the right project memory for AI coding agents, at the right moment, "
     "never twice.",
@@ -65,7 +66,8 @@ def import_(
                                  "its cards (the original is kept in .agents/.engram/archive/)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Measure over your own prompts "
                                            "(one per line, or JSON lines with prompt and paths)."),
-    host: str = typer.Option("claude", "--host", help="Host whose budget the measure uses."),
+    host: str = typer.Option("claude", "--host", help="Host whose budget the measure uses.",
+                             autocompletion=host_names),
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
@@ -87,7 +89,8 @@ def route(
     limit: Optional[int] = typer.Option(None, "--limit", help="Most cards to select."),
     explain: bool = typer.Option(False, "--explain", help="Show why each card was selected."),
     why_not: Optional[str] = typer.Option(None, "--why-not", metavar="ID",
-                                          help="Say in words why this card was not selected."),
+                                          help="Say in words why this card was not selected.",
+                                          autocompletion=card_ids),
     as_json: bool = JsonOption,
     batch: Optional[Path] = typer.Option(None, "--batch", help="JSON lines of "
                                          '{"prompt": ..., "paths": [...]}; one result line each.'),
@@ -122,7 +125,8 @@ def new(
 
 @app.command()
 def show(
-    card_id: str = typer.Argument(..., metavar="ID", help="The card's id."),
+    card_id: str = typer.Argument(..., metavar="ID", help="The card's id.",
+                                  autocompletion=card_ids),
     root: List[Path] = typer.Option([], "--root", help="Look in this memory root (repeatable)."),
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
@@ -153,7 +157,8 @@ def lint(
 
 @app.command()
 def demo(
-    host: str = typer.Option("claude", "--host", help="Host whose budget and envelope to use."),
+    host: str = typer.Option("claude", "--host", help="Host whose budget and envelope to use.",
+                             autocompletion=host_names),
 ) -> None:
     """Run a scripted session on the bundled memories and show every step."""
     from engram.commands import demo as command
@@ -217,7 +222,8 @@ def config_command(
 @app.command()
 def link(
     host: str = typer.Argument(..., help="claude | codex | gemini | cursor | windsurf | "
-                               "opencode | all (copilot and cline are explained)"),
+                               "opencode | all (copilot and cline are explained)",
+                               autocompletion=host_names),
     global_scope: bool = typer.Option(False, "--global", help="Write the user-level config."),
     local: bool = typer.Option(False, "--local", help="Write the personal, uncommitted project "
                                "file (.claude/settings.local.json)."),
@@ -236,7 +242,7 @@ def link(
 
 @app.command()
 def unlink(
-    host: str = typer.Argument(..., help="A host name or all."),
+    host: str = typer.Argument(..., help="A host name or all.", autocompletion=host_names),
     global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
     local: bool = typer.Option(False, "--local", help="Use the personal project file."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
@@ -319,6 +325,19 @@ def save_session(
     from engram.commands import save_session as command
 
     raise typer.Exit(command.run(file=file, yes=yes, cwd=_cwd(cwd)))
+
+
+@app.command()
+def completion(
+    shell: str = typer.Argument(..., help="bash | zsh | fish"),
+    install: bool = typer.Option(False, "--install", help="Install it for that shell (as "
+                                 "`engram --install-completion` does for the current one)."),
+) -> None:
+    """Print (or --install) the completion script for a shell: commands, options, host names
+    and card ids complete on Tab."""
+    from engram.completion import script_or_install
+
+    raise typer.Exit(script_or_install(shell, install))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

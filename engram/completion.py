@@ -1,0 +1,56 @@
+"""Shell completion values for hosts and card ids (`engram --install-completion` installs the
+script for bash, zsh or fish). A completion runs on every Tab press: it answers from the
+compiled index and never fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def host_names(incomplete: str) -> list[tuple[str, str]]:
+    try:
+        from engram import hosts
+
+        found = [(h.name, h.display_name) for h in hosts.registry()] + [("all", "every host")]
+    except Exception:  # noqa: BLE001 - completion never fails
+        return []
+    return [(name, label) for name, label in found if name.startswith(incomplete)]
+
+
+def card_ids(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    try:
+        from engram import index, workspace
+
+        cwd = (ctx.params.get("cwd") if ctx is not None else None) or Path.cwd()
+        ws = workspace.load(cwd)
+        if ws is None or not ws.roots:
+            return []
+        cards = index.load_or_build(ws).all_cards()
+    except Exception:  # noqa: BLE001 - completion never fails
+        return []
+    return sorted((card.id, card.title) for card in cards if card.id.startswith(incomplete))
+
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def script_or_install(shell: str, install: bool) -> int:
+    """Print the completion script for `shell`, or install it; the exit code."""
+    import sys
+
+    from typer import _completion_shared as shared
+
+    from engram.errors import EngramError
+
+    if shell not in SHELLS:
+        raise EngramError(f"unsupported shell {shell!r}", "use one of: " + ", ".join(SHELLS))
+    if install:
+        _shell, path = shared.install(shell=shell, prog_name="engram",
+                                      complete_var="_ENGRAM_COMPLETE")
+        sys.stdout.write(f"INSTALLED {shell} completion in {path}; it takes effect in a new "
+                         "shell\n")
+        return 0
+    sys.stdout.write(shared.get_completion_script(prog_name="engram",
+                                                  complete_var="_ENGRAM_COMPLETE", shell=shell))
+    return 0
