@@ -1,0 +1,358 @@
+"""Model-based test of "each memory exactly once per session, current, gated, whole".
+
+Random sequences of hook events (session start / resume / clear / compact, prompts, file
+touches, subagents, compaction, session end) for several sessions of Claude Code, Codex and
+Gemini CLI, through the hook's own entry (`hook.handle`, what `engram hook` runs), interleaved
+with card edits (in place, same length, rename, add, delete, a secret planted). The index's
+large-store paths are forced with lowered thresholds: the deferred freshness check (the stored
+index answers, the per-file check runs after; here when the test says so), the background
+rebuild of many changed files (likewise), and a first build left to the background.
+
+The oracle, after every answer:
+- every body sent is its card's current file content, whole;
+- no secret ever leaves;
+- a session never gets a body twice without a reset of that session or an edit of that card
+  in between;
+- `already loaded:` names only cards this session was sent since its last reset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from conftest import load_payload
+from hookkit import already, context
+
+from engram import event as event_module, hook, hosts, index, render
+
+GITHUB = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
+FILLER = ("keep", "tests", "green", "review", "every", "change", "carefully", "before", "merge",
+          "ship", "small", "steps", "document", "decisions", "often")
+HOSTS = ("claude", "codex", "gemini")
+SESSIONS = ("s1", "s2")
+START_SOURCES = ("startup", "resume", "clear", "compact")
+STATS = {"calls": 0, "bodies": 0, "already": 0}  # how much the run exercised (printed with -s)
+
+
+def card_text(word: str, body: str, always: bool, scoped: bool) -> str:
+    lines = ["---", f"title: {word.title()} notes", f"tags: [{word}]"]
+    if scoped:
+        lines.append(f'applies_to: ["src/{word}/**"]')
+    if always:
+        lines.append("always: true")
+    return "\n".join(lines + ["---", body, ""])
+
+
+def bodies(text: str) -> dict[str, list[str]]:
+    """{id: [body, ...]} of the bodies in an injected text (bodies here are one line)."""
+    found: dict[str, list[str]] = {}
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if line.startswith(render.HEADER_PREFIX):
+            card_id = line[len(render.HEADER_PREFIX):].split(" — ")[0]
+            found.setdefault(card_id, []).append(lines[number + 1] if number + 1 < len(lines)
+                                                 else "")
+    return found
+
+
+def _payload(host: str, name: str, cwd: Path, session: str, **changes: object) -> dict:
+    document = load_payload(host, name)
+    document["cwd"] = str(cwd)
+    document["session_id"] = session
+    document.update(changes)
+    return document
+
+
+class ExactlyOnce(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.base = Path(tempfile.mkdtemp(prefix="engram-model-"))
+        self.ws = self.base / "proj"
+        (self.ws / ".git").mkdir(parents=True)
+        self.memory = self.ws / ".agents" / ".engram"
+        self.memory.mkdir(parents=True)
+        self.saved_env = os.environ.get("ENGRAM_STATE_DIR")
+        os.environ["ENGRAM_STATE_DIR"] = str(self.base / "state")
+        self.saved = {name: getattr(index, name) for name in (
+            "DEFER_MIN_FILES", "BACKGROUND_MIN_CHANGES", "FIRST_BUILD_MAX",
+            "_refresh_in_background")}
+        self.background: list[tuple] = []
+
+        def later(*args: object) -> bool:  # the "detached child": run when the test says
+            self.background.append(args)
+            return True
+
+        index._refresh_in_background = later  # type: ignore[assignment]
+        self.cards: dict[str, dict] = {}  # file stem (= id) -> {"body", "always", "scoped", "secret"}
+        # Per cache key: id -> body last sent since the last reset / edit of that card; and
+        # the ids sent since the last reset.
+        self.last_sent: dict[str, dict[str, str]] = {}
+        self.sent_ever: dict[str, set[str]] = {}
+        self.serial = 0
+        self.calls = 0
+
+    def teardown(self) -> None:
+        if os.environ.get("ENGRAM_MODEL_STATS"):
+            print("model-based run so far:", STATS)
+        for name, value in self.saved.items():
+            setattr(index, name, value)
+        index._deferred.clear()
+        index._close_connections()
+        if self.saved_env is None:
+            os.environ.pop("ENGRAM_STATE_DIR", None)
+        else:
+            os.environ["ENGRAM_STATE_DIR"] = self.saved_env
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # --- the store ------------------------------------------------------------------------
+    def _write(self, word: str, path: Path | None = None, in_place: bool = False) -> None:
+        state = self.cards[word]
+        text = card_text(word, state["body"], state["always"], state["scoped"])
+        path = path or self.memory / f"{word}.md"
+        if in_place and path.exists():
+            with open(path, "r+", encoding="utf-8") as handle:  # the folder's mtime stays
+                handle.write(text)
+                handle.truncate()
+        else:
+            path.write_text(text, encoding="utf-8")
+
+    def _forget(self, word: str) -> None:
+        """An edit: sending the card again is allowed in every session."""
+        for sent in self.last_sent.values():
+            sent.pop(word, None)
+
+    def _body(self, word: str, data: st.DataObject, secret: bool = False) -> str:
+        self.serial += 1
+        words = data.draw(st.lists(st.sampled_from(FILLER), min_size=1, max_size=8))
+        body = f"{word} rule {self.serial}: " + " ".join(words) + "."
+        return body.replace(".", f" token {GITHUB}.") if secret else body
+
+    @initialize(thresholds=st.sampled_from([(1, 1, 2), (1, 300, 2000), (1000, 1, 2000),
+                                            (1000, 300, 2)]),
+                n=st.integers(min_value=1, max_value=4), data=st.data())
+    def start_store(self, thresholds: tuple[int, int, int], n: int, data: st.DataObject) -> None:
+        index.DEFER_MIN_FILES, index.BACKGROUND_MIN_CHANGES, index.FIRST_BUILD_MAX = thresholds
+        for word in WORDS[:n]:
+            self.cards[word] = {"body": "", "always": data.draw(st.booleans()),
+                                "scoped": data.draw(st.booleans()), "secret": False}
+            self.cards[word]["body"] = self._body(word, data)
+            self._write(word)
+
+    @rule(data=st.data(), secret=st.booleans())
+    def add_card(self, data: st.DataObject, secret: bool) -> None:
+        free = [w for w in WORDS if w not in self.cards]
+        if not free:
+            return
+        word = data.draw(st.sampled_from(free))
+        self.cards[word] = {"body": "", "always": data.draw(st.booleans()),
+                            "scoped": data.draw(st.booleans()), "secret": secret}
+        self.cards[word]["body"] = self._body(word, data, secret)
+        self._forget(word)
+        self._write(word)
+
+    @precondition(lambda self: self.cards)
+    @rule(data=st.data(), in_place=st.booleans(), secret=st.booleans())
+    def edit_card(self, data: st.DataObject, in_place: bool, secret: bool) -> None:
+        word = data.draw(st.sampled_from(sorted(self.cards)))
+        self.cards[word]["body"] = self._body(word, data, secret)
+        self.cards[word]["secret"] = secret
+        self._forget(word)
+        self._write(word, in_place=in_place)
+
+    @precondition(lambda self: self.cards)
+    @rule(data=st.data())
+    def edit_same_length(self, data: st.DataObject) -> None:
+        """One character of the body changes: same size, possibly the same mtime tick."""
+        word = data.draw(st.sampled_from(sorted(self.cards)))
+        body = self.cards[word]["body"]
+        digit = next((i for i, c in enumerate(body) if c.isdigit()), None)
+        if digit is None:
+            return
+        self.cards[word]["body"] = body[:digit] + str((int(body[digit]) + 1) % 10) + body[digit + 1:]
+        self._forget(word)
+        self._write(word, in_place=True)
+
+    @precondition(lambda self: self.cards)
+    @rule(data=st.data())
+    def rename_card(self, data: st.DataObject) -> None:
+        """A rename changes the id (the file name is the id)."""
+        free = [w for w in WORDS if w not in self.cards]
+        if not free:
+            return
+        old = data.draw(st.sampled_from(sorted(self.cards)))
+        new = data.draw(st.sampled_from(free))
+        state = self.cards.pop(old)
+        state["body"] = state["body"].replace(old, new, 1)
+        self.cards[new] = state
+        self._forget(old)
+        self._forget(new)
+        self._write(new, path=self.memory / f"{old}.md")  # the old file holds the new text
+        os.replace(self.memory / f"{old}.md", self.memory / f"{new}.md")
+
+    @precondition(lambda self: self.cards)
+    @rule(data=st.data())
+    def delete_card(self, data: st.DataObject) -> None:
+        word = data.draw(st.sampled_from(sorted(self.cards)))
+        del self.cards[word]
+        self._forget(word)
+        (self.memory / f"{word}.md").unlink()
+
+    @rule()
+    def deferred_checks_run(self) -> None:
+        """The after-answer freshness checks of the calls so far finish."""
+        pending, index._deferred[:] = list(index._deferred), []
+        for path, roots, follow, allowed in pending:
+            index._load_healing(path, roots, follow, allowed)
+
+    @rule()
+    def background_build_finishes(self) -> None:
+        pending, self.background = self.background, []
+        for path, roots, follow, allowed in pending[-1:]:  # one builder at a time
+            index._load_healing(path, roots, follow, allowed)
+
+    # --- hook events ----------------------------------------------------------------------
+    def _call(self, host: str, document: dict) -> None:
+        runtime = hosts.load_host(host)["runtime"]
+        event = event_module.normalize(host, runtime, json.loads(json.dumps(document)))
+        if event is None:  # an event this host's definition does not use
+            assert context(hook.handle(host, json.dumps(document).encode(), defer=True)) == ""
+            return
+        event = event.replace(cwd=os.path.realpath(event.cwd))
+        key = event.cache_key
+        sent_ever = self.sent_ever.setdefault(key, set())
+        last = self.last_sent.setdefault(key, {})
+        if event.resets and event.kind != "reset":
+            sent_ever.clear()
+            last.clear()
+        text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
+        self.calls += 1
+        if event.resets and event.kind == "reset":
+            sent_ever.clear()
+            last.clear()
+        assert GITHUB not in text, "a secret left"
+        listed = already(text)
+        assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
+        for card_id, sent in bodies(text).items():
+            assert len(sent) == 1, f"{card_id} twice in one answer"
+            assert card_id in self.cards, f"{card_id} sent but its file is gone"
+            assert sent[0] == self.cards[card_id]["body"], \
+                f"{card_id}: sent {sent[0]!r}, the file holds {self.cards[card_id]['body']!r}"
+            assert card_id not in last, f"{card_id} sent twice to {key} with no reset or edit"
+            last[card_id] = sent[0]
+            sent_ever.add(card_id)
+            STATS["bodies"] += 1
+        STATS["calls"] += 1
+        STATS["already"] += bool(listed)
+
+    @rule(host=st.sampled_from(HOSTS), session=st.sampled_from(SESSIONS),
+          source=st.sampled_from(START_SOURCES))
+    def session_start(self, host: str, session: str, source: str) -> None:
+        self._call(host, _payload(host, "SessionStart.json", self.ws, session, source=source))
+
+    @rule(host=st.sampled_from(HOSTS), session=st.sampled_from(SESSIONS),
+          words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
+    def prompt(self, host: str, session: str, words: list[str]) -> None:
+        name = "BeforeAgent.json" if host == "gemini" else "UserPromptSubmit.json"
+        text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
+        self._call(host, _payload(host, name, self.ws, session, prompt=text))
+
+    @rule(host=st.sampled_from(HOSTS), session=st.sampled_from(SESSIONS),
+          word=st.sampled_from(WORDS))
+    def touch_path(self, host: str, session: str, word: str) -> None:
+        target = str(self.ws / "src" / word / "main.py")
+        if host == "claude":
+            document = _payload(host, "PostToolUse.json", self.ws, session, tool_name="Read",
+                                tool_input={"file_path": target})
+        elif host == "codex":
+            patch = f"*** Begin Patch\n*** Update File: src/{word}/main.py\n@@\n-a\n+b\n*** End Patch"
+            document = _payload(host, "PreToolUse.json", self.ws, session,
+                                tool_name="apply_patch", tool_input={"command": patch})
+        else:
+            document = _payload(host, "AfterTool.json", self.ws, session, tool_name="read_file",
+                                tool_input={"file_path": target})
+        self._call(host, document)
+
+    @rule(host=st.sampled_from(("claude", "codex")), session=st.sampled_from(SESSIONS),
+          agent=st.sampled_from(("agent-1", "agent-2")))
+    def subagent(self, host: str, session: str, agent: str) -> None:
+        self._call(host, _payload(host, "SubagentStart.json", self.ws, session, agent_id=agent))
+
+    @rule(host=st.sampled_from(HOSTS), session=st.sampled_from(SESSIONS),
+          trigger=st.sampled_from(("auto", "manual")))
+    def compact(self, host: str, session: str, trigger: str) -> None:
+        name = "PreCompress.json" if host == "gemini" else "PreCompact.json"
+        self._call(host, _payload(host, name, self.ws, session, trigger=trigger))
+
+    @rule(host=st.sampled_from(("claude", "gemini")), session=st.sampled_from(SESSIONS))
+    def session_end(self, host: str, session: str) -> None:
+        self._call(host, _payload(host, "SessionEnd.json", self.ws, session))
+
+    @invariant()
+    def files_match_the_model(self) -> None:
+        on_disk = sorted(p.stem for p in self.memory.glob("*.md"))
+        assert on_disk == sorted(self.cards)
+
+
+# A fixed, CI-sized budget: examples x steps hook calls and edits.
+EXAMPLES, STEPS = 40, 30
+TestExactlyOnce = ExactlyOnce.TestCase
+TestExactlyOnce.settings = settings(max_examples=EXAMPLES, stateful_step_count=STEPS,
+                                    deadline=None, derandomize=True, database=None,
+                                    suppress_health_check=list(HealthCheck))
+
+
+# --- the same promises through real processes -------------------------------------------
+
+def test_process_level_run_with_lowered_thresholds(tmp_path: Path) -> None:
+    """A scripted run through `engram hook` processes with the deferral and background paths
+    forced by environment: an in-place edit, a secret planted, a rename."""
+    ws = tmp_path / "proj"
+    (ws / ".git").mkdir(parents=True)
+    memory = ws / ".agents" / ".engram"
+    memory.mkdir(parents=True)
+    (memory / "alpha.md").write_text(card_text("alpha", "alpha rule 1: keep tests green.",
+                                               False, False))
+    (memory / "bravo.md").write_text(card_text("bravo", "bravo rule 2: ship small steps.",
+                                               True, False))
+    env = {**os.environ, "ENGRAM_DEFER_MIN_FILES": "1", "ENGRAM_BACKGROUND_MIN_CHANGES": "1",
+           "ENGRAM_FIRST_BUILD_MAX": "2000"}
+
+    def run(host: str, name: str, session: str, **changes: object) -> str:
+        document = _payload(host, name, ws, session, **changes)
+        done = subprocess.run([sys.executable, "-m", "engram", "hook", host], env=env,
+                              input=json.dumps(document).encode(), capture_output=True,
+                              timeout=60)
+        assert done.returncode == 0
+        return context(done.stdout.decode())
+
+    first = run("claude", "SessionStart.json", "p1", source="startup")
+    assert bodies(first) == {"bravo": ["bravo rule 2: ship small steps."]}
+    assert bodies(run("claude", "UserPromptSubmit.json", "p1", prompt="alpha notes")) == {
+        "alpha": ["alpha rule 1: keep tests green."]}
+    with open(memory / "alpha.md", "r+", encoding="utf-8") as handle:  # in place, deferred
+        handle.write(card_text("alpha", "alpha rule 3: review every change.", False, False))
+        handle.truncate()
+    text = run("codex", "UserPromptSubmit.json", "p2", prompt="alpha notes")
+    assert bodies(text)["alpha"] == ["alpha rule 3: review every change."]
+    again = run("codex", "UserPromptSubmit.json", "p2", prompt="alpha notes")
+    assert "alpha" not in bodies(again) and "alpha" in already(again)
+    with open(memory / "alpha.md", "r+", encoding="utf-8") as handle:
+        handle.write(card_text("alpha", f"alpha rule 4: token {GITHUB}.", False, False))
+        handle.truncate()
+    leaked = run("gemini", "BeforeAgent.json", "p3", prompt="alpha notes")
+    assert GITHUB not in leaked and "alpha" not in bodies(leaked)
+    os.replace(memory / "bravo.md", memory / "charlie.md")
+    (memory / "charlie.md").write_text(card_text("charlie", "charlie rule 5: merge often.",
+                                                 True, False))
+    restarted = run("claude", "SessionStart.json", "p1", source="clear")
+    assert "bravo" not in bodies(restarted)
+    assert bodies(restarted).get("charlie") in (None, ["charlie rule 5: merge often."])
