@@ -135,17 +135,11 @@ class CompiledIndex:
         return (self.meta("ids") or {}).get(card_id)
 
     def body(self, slot: int) -> str:
-        """A card's body: read from its file by offset (no database read), else stored."""
-        row = self.row(slot)
-        start, end = row[C_BODY_SPAN]
-        if start >= 0:
-            try:
-                body = read_text(row[C_PATH])[start:end]
-                if len(body) == end - start:
-                    return body
-            except (OSError, UnicodeDecodeError):
-                pass
-        return self._stored_body(slot)
+        """The body of the content this index holds for the card: read from its file by offset
+        while the file still holds that content, else the stored copy (never text from other
+        content at the old offsets). The hook sends bodies through `current_body`."""
+        body, _raw = self.current_body(slot)
+        return body if body is not None else self._stored_body(slot)
 
     def _stored_body(self, slot: int) -> str:
         found = self.db.execute("SELECT card FROM cards WHERE slot = ?", (slot,)).fetchone()
