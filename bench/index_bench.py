@@ -20,6 +20,7 @@ interpreter start-up and CLI imports.
     /work/venv/bin/python bench/index_bench.py                 # 100, 1000, 10000 cards
     /work/venv/bin/python bench/index_bench.py --sizes 1000 --json out.json
     /work/venv/bin/python bench/index_bench.py --quick         # 50 cards, a smoke run
+    /work/venv/bin/python bench/index_bench.py --cold-only --sizes 1000 2000 10000
 """
 
 from __future__ import annotations
@@ -82,9 +83,44 @@ def _routed(selection: Any) -> bool:
     return any(reason.kind in ("text", "tag", "path") for reason in selection.reasons)
 
 
+def _cold(ws: Any, idx_path: Path, runs: int) -> tuple[list[float], list[float], Any]:
+    """Cold compile: nothing stored, empty term cache (as in a fresh process). Wall and CPU
+    seconds: on a shared machine the CPU time is the steadier figure."""
+    from engram import index, text
+
+    wall: list[float] = []
+    cpu: list[float] = []
+    compiled = None
+    for _ in range(runs):
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(idx_path) + suffix).unlink(missing_ok=True)
+        text._TERM_CACHE.clear()
+        gc.collect()
+        started = time.process_time()
+        seconds, compiled = _timed(lambda: index.load_or_build(ws))
+        cpu.append(time.process_time() - started)
+        wall.append(seconds)
+    return wall, cpu, compiled
+
+
+def bench_cold(n: int, base: Path, runs: int) -> dict[str, Any]:
+    """`--cold-only`: the first build of a fresh store of `n` cards, nothing else."""
+    from engram import index, workspace
+
+    ws_root = base / f"cold-{n}"
+    (ws_root / ".git").mkdir(parents=True)
+    synthetic.generate(ws_root / ".agents" / ".engram", n)
+    os.environ["ENGRAM_STATE_DIR"] = str(base / f"cold-state-{n}")
+    ws = workspace.load(ws_root)
+    assert ws is not None and ws.roots
+    wall, cpu, compiled = _cold(ws, Path(index.index_path(ws.key)), runs)
+    return {"cards": n, "routable": len(compiled.active), "cold_compile": _summary(wall),
+            "cold_compile_cpu": _summary(cpu)}
+
+
 def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
                cli: bool) -> dict[str, Any]:
-    from engram import index, routing, text, workspace
+    from engram import index, routing, workspace
 
     if n >= 5000:  # keep a 10,000-card run to minutes, not hours, while loads are slow
         repeats, refreshes = max(3, repeats // 3), max(3, refreshes // 3)
@@ -99,15 +135,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
     follow = bool(ws.settings.get("security.follow_symlinks"))
     idx_path = Path(index.index_path(ws.key))
 
-    # Cold compile: nothing stored, empty term cache (as in a fresh process).
-    cold: list[float] = []
-    for _ in range(1 if n >= 5000 else 3):
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(idx_path) + suffix).unlink(missing_ok=True)
-        text._TERM_CACHE.clear()
-        gc.collect()
-        seconds, compiled = _timed(lambda: index.load_or_build(ws))
-        cold.append(seconds)
+    cold, cold_cpu, compiled = _cold(ws, idx_path, 1 if n >= 5000 else 3)
     cards = len(compiled.active)
     compiled.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     size = idx_path.stat().st_size  # one SQLite database: nothing is loaded whole any more
@@ -169,7 +197,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
     result: dict[str, Any] = {
         "cards": n, "routable": cards, "store_kib": round(sum(f.stat().st_size for f in files) / 1024),
         "index_kib": round(size / 1024), "cold_index_kib": round(cold_size / 1024), "generate_s": round(t_gen, 2),
-        "cold_compile": _summary(cold),
+        "cold_compile": _summary(cold), "cold_compile_cpu": _summary(cold_cpu),
         "warm_read": _summary(reads), "warm_check": _summary(checks), "warm_load": _summary(loads),
         "route": _summary(routes), "load_route": _summary(load_routes),
         "refresh_one_card": _summary(refresh), "touch_one_card": _summary(touch),
@@ -232,6 +260,14 @@ def render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines + [""] + _verdicts(results))
 
 
+def render_cold(results: list[dict[str, Any]]) -> str:
+    lines = ["cold compile (first build), median seconds", f"{'cards':>6} {'wall':>8} {'cpu':>8}"]
+    for row in results:
+        lines.append(f"{row['cards']:>6} {row['cold_compile']['median_ms'] / 1000:>8.2f} "
+                     f"{row['cold_compile_cpu']['median_ms'] / 1000:>8.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="engram index and routing latency")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
@@ -241,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="also time `engram route` as a subprocess")
     parser.add_argument("--quick", action="store_true", help="smoke run: 50 cards, few repeats")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="only the cold compile (first build), wall and CPU seconds")
+    parser.add_argument("--cold-runs", type=int, default=1, help="cold compiles per size")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.queries, args.repeats, args.refreshes = [50], 16, 3, 2
@@ -253,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop("ENGRAM_GLOBAL_DIR", None)
         try:
             for n in args.sizes:
-                results.append(bench_size(n, base, args.queries, args.repeats, args.refreshes,
+                results.append(bench_cold(n, base, args.cold_runs) if args.cold_only else
+                               bench_size(n, base, args.queries, args.repeats, args.refreshes,
                                           args.cli))
                 print(f"... {n} cards done", file=sys.stderr, flush=True)
         finally:
@@ -266,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"engram index bench, {info['date']}; {info['cpu']} ({info['cores']} cores); "
           f"{info['implementation']} {info['python']}; {info['platform']}; load average at the end "
           f"{info['load_average']}")
-    print(render(results))
+    print(render_cold(results) if args.cold_only else render(results))
     if args.json:
         args.json.write_text(json.dumps({"machine": info, "results": results}, indent=2) + "\n",
                              encoding="utf-8")

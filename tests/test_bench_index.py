@@ -51,3 +51,13 @@ def test_index_bench_quick_mode(tmp_path: Path, capsys: pytest.CaptureFixture[st
                 "refresh_one_card", "touch_one_card"):
         assert row[key]["median_ms"] > 0
     assert figures["machine"]["python"]
+
+
+def test_index_bench_cold_only_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("index_bench")
+    out = tmp_path / "cold.json"
+    assert bench.main(["--cold-only", "--sizes", "40", "--json", str(out)]) == 0
+    assert "cold compile (first build)" in capsys.readouterr().out
+    (row,) = json.loads(out.read_text())["results"]
+    assert row["cards"] == 40 and row["routable"] == 40
+    assert row["cold_compile"]["median_ms"] > 0 and row["cold_compile_cpu"]["median_ms"] > 0
