@@ -137,16 +137,19 @@ class Server:
 
 
 def provider_unavailable(c: Conversation) -> str:
-    """Why the first run reached no model, when OpenCode could not load the provider."""
+    """Why the first run reached no model, when OpenCode could not load the provider (a
+    version that does not bundle it would install it from npm, which the proxy refuses)."""
     run = c.runs["first"]
     if c.server.model_calls(since=run.first):
         return ""
-    text = run.stdout + run.stderr
-    if PROVIDER_PACKAGE in text or "ProviderInitError" in text or "Install" in text:
-        tail = " ".join(text.strip().splitlines()[-3:])[-400:]
-        return (f"OpenCode {c.version} could not load {PROVIDER_PACKAGE} offline (it would "
-                f"install it from npm at run time, which the suite's proxy refuses): {tail}")
-    return ""
+    logs = "".join(path.read_text(encoding="utf-8", errors="replace")
+                   for path in (c.home / ".local" / "share" / "opencode" / "log").glob("*.log"))
+    found = re.search(r"(Failed to initialize provider|ProviderInitError|"
+                      + re.escape(PROVIDER_PACKAGE) + r")[^\n\"]{0,160}", run.stdout + run.stderr + logs)
+    if not found:
+        return ""
+    return (f"OpenCode {c.version} could not load the {PROVIDER_PACKAGE} provider without "
+            f"installing it from npm, which the suite's proxy refuses: {found.group(0)}")
 
 
 @pytest.fixture(scope="module")
