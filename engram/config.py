@@ -28,6 +28,8 @@ class Setting:
     or_path: bool = False  # besides the choices, an absolute path is a valid value
 
 
+MAX_CONFIG_BYTES: Final = 1024 * 1024
+
 SETTINGS: Final[tuple[Setting, ...]] = (
     Setting("read", "auto", "when memory is injected",
             choices=("startup", "auto", "always", "manual", "off")),
@@ -137,16 +139,21 @@ def coerce(key: str, raw: Any) -> Any:
 def read_file(path: "str | os.PathLike[str]") -> dict[str, Any]:
     """A config file as flat dotted keys; {} when absent. Unknown keys are kept (newer
     engram versions may have written them) but ignored."""
+    from engram import fileio
+
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = fileio.read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        raise EngramError(f"cannot read config {path}: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise EngramError(f"cannot read config {path}: {reason}",
+                          f"make {path} a plain JSON file, or delete it") from None
     try:
         document = json.loads(text) if text.strip() else {}
+    except RecursionError:
+        raise EngramError(f"config {path} nests too deeply", f"fix or delete {path}") from None
     except json.JSONDecodeError as exc:
         raise EngramError(f"config {path} is not valid JSON (line {exc.lineno})",
                           f"fix or delete {path}") from None

@@ -20,6 +20,7 @@ CACHE_VERSION: Final = 1
 TTL_SECONDS: Final = 7 * 24 * 3600
 MAX_SESSIONS: Final = 200
 MAX_SUBAGENTS: Final = 100
+MAX_CACHE_BYTES: Final = 32 * 1024 * 1024
 LOCK_TIMEOUT: Final = 4.0  # well under every host's 10 s hook timeout
 
 
@@ -122,13 +123,14 @@ def read_document(path: str) -> dict[str, Any]:
     """The cache at `path`; a corrupt or unreadable one is set aside and replaced by an empty
     one (logged), never fatal."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = fileio.read_bounded(path, MAX_CACHE_BYTES)
     except FileNotFoundError:
         return empty_document()
+    except (fileio.NotRegularFile, fileio.FileTooLarge):
+        raw = b""
     try:
         document = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the recursion limit: corrupt too
         document = None
     if is_valid(document):
         return document  # type: ignore[return-value]

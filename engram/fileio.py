@@ -40,6 +40,50 @@ except ImportError:  # pragma: no cover - Windows
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
 
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or folder where engram expected a file: reading it could hang
+    (a FIFO without a writer) or never end (`/dev/zero`)."""
+
+
+class FileTooLarge(OSError):
+    """A file past the size engram is willing to read for its purpose."""
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
+    | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def read_bounded(path: "str | os.PathLike[str]", limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Opened without blocking (a FIFO
+    opens at once), checked with fstat on the open descriptor (no race with a swap after a
+    stat), read with a bound (a file that grows while read is still cut off). Raises
+    FileNotFoundError, NotRegularFile, FileTooLarge or another OSError."""
+    import stat
+
+    name = os.fspath(path)
+    fd = os.open(name, _READ_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(22, "not a regular file", name)
+        if info.st_size > limit:
+            raise FileTooLarge(27, f"larger than {limit} bytes", name)
+        chunks = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise FileTooLarge(27, f"larger than {limit} bytes", name)
+    return data
+
+
 class LockTimeout(Exception):
     """The lock stayed taken for longer than the caller was willing to wait."""
 

@@ -158,6 +158,11 @@ def _priority(value: Any, line: int | None) -> int:
     return number
 
 
+def key_line(text: str, key: str) -> int | None:
+    """The 1-based line of `key:` in the frontmatter text, or None."""
+    return _key_line(1, text, key)
+
+
 def _key_line(raw_block_start: int, text: str, key: str) -> int | None:
     match = re.search(rf"^{re.escape(key)}\s*:", text, re.MULTILINE)
     if not match:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from engram import __version__, paths
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from engram.host_adapter import Host
 
 CACHE_FORMAT: Final = 1
+MAX_CACHE_BYTES: Final = 8 * 1024 * 1024
 # Aliases that users type; each also appears in its host's `aliases:` list.
 ALIASES: Final[Mapping[str, str]] = {"cascade": "windsurf", "antigravity": "gemini"}
 
@@ -76,6 +78,17 @@ def _parse_all(folder: str) -> dict[str, dict[str, Any]]:
     return definitions
 
 
+def _set_aside(cache: str, exc: BaseException) -> None:
+    try:
+        os.replace(cache, f"{cache}.corrupt-{int(time.time())}")
+        from engram import log
+
+        log.note(f"hosts cache {os.path.basename(cache)} was unreadable ({type(exc).__name__}); "
+                 "set aside and rebuilt")
+    except OSError:
+        pass
+
+
 def _write_cache(cache: str, payload: dict[str, Any]) -> None:
     try:
         from engram.fileio import atomic_write_text
@@ -94,12 +107,20 @@ def all_definitions() -> dict[str, dict[str, Any]]:
     cache = _cache_path()
     hosts: dict[str, dict[str, Any]] | None = None
     try:
-        with open(cache, encoding="utf-8") as handle:
-            cached = json.loads(handle.read())
+        from engram.fileio import read_bounded
+
+        cached = json.loads(read_bounded(cache, MAX_CACHE_BYTES))
         if cached.get("format") == CACHE_FORMAT and cached.get("stamp") == stamp:
             hosts = cached["hosts"]
-    except (OSError, ValueError, KeyError, AttributeError):
+            if not isinstance(hosts, dict) or not all(isinstance(h, dict) for h in hosts.values()):
+                raise ValueError("hosts cache of the wrong shape")
+    except FileNotFoundError:
         hosts = None
+    except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError) as exc:
+        # A cache is rebuilt from the YAML, never trusted past damage: one that nests past the
+        # recursion limit or has another shape would otherwise fail every hook call for good.
+        hosts = None
+        _set_aside(cache, exc)
     if hosts is None:
         hosts = _parse_all(folder)
         _write_cache(cache, {"format": CACHE_FORMAT, "stamp": stamp, "hosts": hosts})

@@ -69,8 +69,10 @@ def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
 
 def read_text(path: str) -> str:
     """A card file's text as the parser saw it (UTF-8, CRLF folded to LF)."""
-    with open(path, "rb") as handle:
-        return handle.read().decode("utf-8").replace("\r\n", "\n")
+    from engram.fileio import read_bounded
+    from engram.store import MAX_CARD_BYTES
+
+    return read_bounded(path, MAX_CARD_BYTES).decode("utf-8").replace("\r\n", "\n")
 
 
 def _problem_tuple(problem: Problem) -> tuple[Any, ...]:

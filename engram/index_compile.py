@@ -9,6 +9,7 @@ import marshal
 import os
 
 from engram import postings
+from engram.fileio import read_bounded
 from engram.index import (C_ALWAYS, C_APPLIES, C_DEPENDS, C_ID, C_TAGS, K_BODY, _PY,
                           _problem_tuple, _read_meta, _roots_signature, _write_meta)
 
@@ -59,13 +60,14 @@ def _field_terms(card: Card) -> dict[str, list[int]]:
 
 
 def _holds_secret(card: Card | None) -> bool:
-    """Checked once per changed file, so the hook never scans bodies: a card whose body holds
-    a value-shaped secret is never injected (lint and doctor report it)."""
+    """Checked once per changed file, so the hook never scans bodies: a card whose title, card
+    line, tags, globs, depends_on or body holds a value-shaped secret is never injected (lint
+    and doctor report it); one whose id or file name does never becomes a card at all."""
     if card is None:
         return False
     from engram import secrets
 
-    return bool(secrets.find_secrets(card.title + "\n" + card.card + "\n" + card.body))
+    return secrets.has_secrets(secrets.card_text(card))
 
 
 def reparse(path: str, root: str, raw: bytes) -> tuple[Card | None, bool]:
@@ -108,8 +110,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
             # One read serves the hash, the parse and the body's offsets: two reads could see
             # two versions of a file edited meanwhile, and the offsets would not fit the hash.
             try:
-                with open(entry.path, "rb") as handle:
-                    raw = handle.read(store.MAX_CARD_BYTES + 1)
+                raw = read_bounded(entry.path, store.MAX_CARD_BYTES)
             except OSError:
                 raw = None
             if raw is not None and old is not None and not old[4]:

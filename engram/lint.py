@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Iterable
 
-from engram import globs
+from engram import globs, render
 from engram.card import Card
 from engram.commands.new import PLACEHOLDER
 from engram.problems import Problem
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 MAX_TREE_FILES: Final = 50_000
 _SKIP_TREE_DIRS: Final = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__",
                                     ".tox", "dist", "build", ".mypy_cache", ".pytest_cache"})
-FRAMING: Final = re.compile(r"^\s*(?:already loaded:|engram proof:)", re.IGNORECASE | re.MULTILINE)
 
 
 _GLOB_KEY_LINE: Final = re.compile(r"^\s*(?:applies_to|globs|paths|applyTo)\s*:")
@@ -29,9 +28,10 @@ _GLOB_KEY_LINE: Final = re.compile(r"^\s*(?:applies_to|globs|paths|applyTo)\s*:"
 
 def _glob_line(card: Card, pattern: str) -> int | None:
     """The line that holds `pattern`, else the line of the glob key."""
+    from engram import index
+
     try:
-        with open(card.path, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")
+        lines = index.read_text(card.path).split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     key_line = next((n for n, line in enumerate(lines, 1) if _GLOB_KEY_LINE.match(line)), None)
@@ -73,20 +73,32 @@ def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
                 problems.append(Problem(card.path, line, "warning",
                                         f"glob {pattern!r} matches no file in the workspace now",
                                         "glob-unmatched"))
-        for match in FRAMING.finditer(card.body):
-            text = match.group(0).strip()
-            problems.append(Problem(card.path, card.body_line + card.body.count("\n", 0, match.start()),
-                                    "error", f"the body imitates engram's own framing ({text!r}); "
-                                    "engram escapes it when injecting, but reword it", "framing"))
+        problems.extend(_framing_problems(card))
         if card.body.strip() == PLACEHOLDER:
             problems.append(Problem(card.path, card.body_line, "warning",
                                     "the body is still the placeholder `engram new` wrote; write "
                                     "the rule", "placeholder"))
-        if FRAMING.search(card.title) or FRAMING.search(card.card):
+        if any(render.is_forged(line) for line in render.break_lines(card.title + "\n" + card.card)):
             problems.append(Problem(card.path, None, "error",
                                     "the title or card line imitates engram's own framing", "framing"))
         problems.extend(_secret_problems(card))
     return problems
+
+
+def _framing_problems(card: Card) -> list[Problem]:
+    """Body lines that imitate engram's framing, at their line in the file. A line break other
+    than `\n` (`\r`, U+2028...) starts a line for a reader, so it does here; the file line is
+    the `\n` line it sits in."""
+    found = []
+    for number, file_line in enumerate(card.body.split("\n")):
+        for line in render.break_lines(file_line):
+            if render.is_forged(line):
+                shown = " ".join(line.split())[:40]
+                found.append(Problem(card.path, card.body_line + number, "error",
+                                     f"the body imitates engram's own framing ({shown!r}); engram "
+                                     "quotes it when injecting, but reword it", "framing"))
+                break
+    return found
 
 
 def _secret_problems(card: Card) -> list[Problem]:

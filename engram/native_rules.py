@@ -43,17 +43,21 @@ def render_rule(card: "Card") -> str:
     """The rule file for a card: `paths:` frontmatter (its applies_to globs), then the body."""
     # JSON strings are valid YAML scalars and quote the `*` and `{` globs start with.
     globs = "".join(f"  - {json.dumps(glob, ensure_ascii=False)}\n" for glob in card.applies_to)
-    title = f"# {card.title.strip()}\n\n" if card.title.strip() else ""
-    body = card.body.strip("\n")
+    from engram.render import neutralize
+
+    # Claude wraps a rule file in its own tags: the same guard as the hook's output.
+    title = f"# {neutralize(' '.join(card.title.split()))}\n\n" if card.title.strip() else ""
+    body = neutralize(card.body.strip("\n"))
     return (f"---\npaths:\n{globs}---\n"
             f"{GENERATED_MARKER} from memory card {card.id}; edit the card, not this file -->\n"
             f"{title}{body}\n")
 
 
 def _is_generated(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return GENERATED_MARKER in handle.read(4096)
+    from engram.fileio import read_bounded
+
+    try:  # a FIFO planted in the rules folder must not hang SessionStart
+        return GENERATED_MARKER in read_bounded(path, 1024 * 1024)[:4096].decode("utf-8", "replace")
     except OSError:
         return False
 
@@ -92,8 +96,8 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
     for card in cards:
         # Claude loads a rule file by itself, so a card holding a secret must never become
         # one (the hook never injects it either; lint and doctor report it).
-        if card.applies_to and is_safe_id(card.id) and \
-                not secrets.has_secrets(card.title + "\n" + card.card + "\n" + card.body):
+        if card.applies_to and is_safe_id(card.id) and not secrets.name_kind(card.id) and \
+                not secrets.has_secrets(secrets.card_text(card)):
             wanted.setdefault(f"{card.id}.md", render_rule(card))
     changed: list[Path] = []
     if wanted and not dry_run:

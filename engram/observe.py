@@ -193,10 +193,12 @@ def max_files(root: Path) -> int:
     """The inbox quota from the optional `.agents/engram.transcripts.json`."""
     path = root / QUOTA_CONFIG
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        from engram.fileio import read_bounded
+
+        document = json.loads(read_bounded(path, 1024 * 1024).decode("utf-8"))
     except FileNotFoundError:
         return DEFAULT_MAX_FILES
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise EngramError(f"cannot read {QUOTA_CONFIG}: {exc}",
                           f'fix it, e.g. {{"max_files": {DEFAULT_MAX_FILES}}}') from None
     value = document.get("max_files", DEFAULT_MAX_FILES) if isinstance(document, dict) else None
@@ -220,7 +222,9 @@ def verify_trace(memory_dir: Path, trace_id: str, sha256: str) -> bool:
     """True when the trace exists and its bytes still hash to `sha256` (and match its id)."""
     path = trace_path(memory_dir, trace_id)
     try:
-        data = path.read_bytes()
+        from engram.fileio import read_bounded
+
+        data = read_bounded(path, 64 * 1024 * 1024)
     except OSError:
         return False
     digest = hashlib.sha256(data).hexdigest()

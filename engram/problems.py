@@ -14,12 +14,24 @@ class Problem:
     code: str = ""
 
     def render(self, path: str | None = None) -> str:
-        """`path:line: severity: message [code]`; `path` replaces the stored path (relative)."""
-        shown = self.path if path is None else path
+        """`path:line: severity: message [code]`; `path` replaces the stored path (relative).
+        A secret in the path or the message is redacted."""
+        from engram import secrets
+
+        shown = secrets.redact_path(self.path if path is None else path)
         where = f"{shown}:{self.line}" if self.line else shown
         code = f" [{self.code}]" if self.code else ""
-        return f"{where}: {self.severity}: {self.message}{code}"
+        return f"{where}: {self.severity}: {secrets.redact(self.message)}{code}"
+
+    def redacted(self) -> "Problem":
+        """The problem safe to print: a secret in a file name, an id or a message (a
+        dangling `depends_on` names the id it wanted) never reaches a terminal or a log."""
+        from engram import secrets
+
+        return Problem(secrets.redact_path(self.path), self.line, self.severity,
+                       secrets.redact(self.message), self.code)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "line": self.line, "severity": self.severity,
-                "code": self.code, "message": self.message}
+        shown = self.redacted()
+        return {"path": shown.path, "line": shown.line, "severity": shown.severity,
+                "code": shown.code, "message": shown.message}

@@ -15,10 +15,54 @@ HEADER_PREFIX: Final = "### engram memory: "
 FOLDED_HEADER: Final = "### engram memory, folded to one line each (over the size limit):"
 ALREADY_PREFIX: Final = "already loaded: "
 PROOF_PREFIX: Final = "Engram proof: "
-# Lines in card text that imitate engram's own framing are quoted, so a card can never forge
-# an `already loaded:` or proof line, nor a header of its own.
-_FORGED: Final = re.compile(r"^(\s*)(already loaded:|engram proof:|### engram memory)",
-                            re.IGNORECASE | re.MULTILINE)
+# Every line break a host or a model may honour, not only `\n`: a card must not start a line
+# of its own after `\r`, U+2028 or U+0085 that the guard below never saw as one.
+_BREAKS: Final = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Host wrapper tags: a body holding `</hook_context>` would close Gemini's wrapper and read as
+# the user's own words; `<system-reminder>` would pose as the host. Shown, but inert.
+_WRAPPER_TAG: Final = re.compile(
+    r"<(\s{0,3}/?\s{0,3}(?:system(?:[-_ ]?(?:reminder|prompt|message|instructions?))?|hook[-_]context"
+    r"|user[-_]prompt[-_]submit[-_]hook|command[-_](?:name|message|args)|local[-_]command[-_]std(?:out|err)"
+    r"|function[-_]results?|function[-_]calls|\|?im[-_](?:start|end|sep)\|?|developer[-_]?(?:message|instructions)?"
+    r"|antml:[a-z_]{1,40})(?=[\s/>|])[^<>\n]{0,200})>",
+    re.IGNORECASE)
+_INVISIBLE: Final = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f"
+                               "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f"
+                               "\ufeff\uffa0\U000e0000-\U000e01ef]")
+# Letters that look Latin but are not (NFKC keeps them apart): Cyrillic and Greek.
+_LOOKALIKES: Final = str.maketrans("аеорсухкмтнвіјѕԁԛԝɡοαερνκτιυ", "aeopcyxkmthbijsdqwgoaepvktiu")
+_GUARDED: Final = ("already loaded:", "engram proof:")
+
+
+def _skeleton(line: str) -> str:
+    """A line as a reader would take it: invisible characters gone, compatibility forms
+    (fullwidth, mathematical letters) folded, case folded, look-alike letters read as Latin,
+    runs of spaces as one, quoting and list marks at the start dropped."""
+    if not line.isascii():
+        import unicodedata
+
+        line = unicodedata.normalize("NFKC", _INVISIBLE.sub("", line)).casefold()
+        line = line.translate(_LOOKALIKES)
+    else:
+        line = line.lower()
+    line = " ".join(line.replace(" :", ":").split())
+    return line.lstrip(" >*-+|`_~")
+
+
+def break_lines(text: str) -> list[str]:
+    """`text` split at every line break `neutralize` honours."""
+    return _BREAKS.sub("\n", text).split("\n")
+
+
+def is_forged(line: str) -> bool:
+    """Does this line imitate engram's framing: `already loaded:`, the proof line, or a
+    memory header at any heading level?"""
+    key = _skeleton(line)
+    if key.startswith(_GUARDED):
+        return True
+    if key.startswith("#"):
+        return key.lstrip("#").lstrip().replace(" ", "").startswith("engrammemory")
+    return False
 
 
 @frozen
@@ -32,12 +76,22 @@ class Item:
 
 
 def neutralize(text: str) -> str:
-    """Quote lines that imitate engram's framing."""
-    return _FORGED.sub(lambda m: f"{m.group(1)}> {m.group(2)}", text)
+    """Card text made safe to emit: every line break a plain `\n`, host wrapper tags shown
+    as `‹tag›`, and lines that imitate engram's framing quoted (`> already loaded: ...`)."""
+    text = _BREAKS.sub("\n", text)
+    if "<" in text:
+        text = _WRAPPER_TAG.sub(lambda m: f"‹{m.group(1)}›", text)
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if is_forged(line):
+            stripped = line.lstrip(" \t")
+            lines[index] = line[: len(line) - len(stripped)] + "> " + stripped
+    return "\n".join(lines)
 
 
 def _one_line(text: str) -> str:
-    return neutralize(" ".join(text.split()))
+    return neutralize(" ".join(_INVISIBLE.sub("", text).split()) if not text.isascii()
+                      else " ".join(text.split()))
 
 
 def body_block(item: Item) -> str:

@@ -219,19 +219,34 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     def explain(slot: int, reasons: list[Reason] | None) -> list[Reason]:
         return text_hits.reasons(slot) if reasons is None else reasons
 
-    def emit(slot: int, score: float, reasons: list[Reason], chain: tuple[int, ...] = ()) -> None:
+    def emit(slot: int, score: float, reasons: list[Reason]) -> None:
+        """The card after its depends_on closure, prerequisites first. An explicit stack: a
+        chain of thousands of cards must not reach the recursion limit."""
         if slot in emitted:
             return
-        for dep_id in index.row(slot)[C_DEPENDS]:
-            dep_slot = index.slot_of(dep_id)
-            if dep_slot is None or dep_slot in emitted or dep_slot in chain:
-                continue
-            dep_score, dep_reasons = ranked.get(dep_slot, (0.0, []))
-            emit(dep_slot, dep_score,
-                 [Reason("dependency", f"required by {index.row(slot)[C_ID]}")]
-                 + explain(dep_slot, dep_reasons), chain + (slot,))
-        emitted.add(slot)
-        selections.append(Selection(slot, index.row(slot)[C_ID], round(score, 4), tuple(reasons)))
+        stack: list[tuple[int, float, list[Reason], int]] = [(slot, score, reasons, 0)]
+        on_path = {slot}
+        while stack:
+            current, current_score, current_reasons, position = stack[-1]
+            deps = index.row(current)[C_DEPENDS]
+            while position < len(deps):
+                dep_slot = index.slot_of(deps[position])
+                position += 1
+                if dep_slot is None or dep_slot in emitted or dep_slot in on_path:
+                    continue
+                stack[-1] = (current, current_score, current_reasons, position)
+                dep_score, dep_reasons = ranked.get(dep_slot, (0.0, []))
+                stack.append((dep_slot, dep_score,
+                              [Reason("dependency", f"required by {index.row(current)[C_ID]}")]
+                              + explain(dep_slot, dep_reasons), 0))
+                on_path.add(dep_slot)
+                break
+            else:
+                stack.pop()
+                on_path.discard(current)
+                emitted.add(current)
+                selections.append(Selection(current, index.row(current)[C_ID],
+                                            round(current_score, 4), tuple(current_reasons)))
 
     if query.include_always:
         chosen_slots = {slot for slot, _ in chosen}

@@ -1,12 +1,20 @@
 """Value-shaped secret detection and redaction.
 
-Runs on the hook path over card bodies (issue 8, secrets gate) and over transcripts in
-`observe` (issue 6), so it imports only `re`, every pattern is bounded (no nested or
-unbounded quantifiers that can backtrack catastrophically), and it prefers missing an odd
-secret over flagging ordinary prose and code: a false positive blocks a card from delivery.
+Runs when the index compiles a changed card (the index stores the verdict, so a hook with a
+fresh index never scans), in `lint`, `doctor` and over transcripts in `observe`. It imports
+only `re` (and `unicodedata` for text that holds invisible characters), every pattern is
+bounded (no nested or unbounded quantifiers that can backtrack catastrophically), and it
+prefers missing an odd secret over flagging ordinary prose and code: a false positive blocks
+a card from delivery.
 
 Detection is by *value shape* (a provider prefix, a key block, a password in a URL) or by a
-secret-looking *name* with a value that is not a placeholder or a code reference.
+secret-looking *name* with a value that is not a placeholder or a code reference. Invisible
+characters (zero-width spaces, joiners, bidi controls: Unicode format characters) are removed
+before scanning, so a token split by one is still found; the redaction covers them too.
+
+The provider shapes follow the formats the providers document, cross-checked against the
+maintained rule sets of gitleaks and Yelp's detect-secrets (`docs/reliability.md` has the
+coverage figures and the false positives on real rule corpora).
 """
 
 from __future__ import annotations
@@ -36,18 +44,58 @@ def marker(kind: str) -> str:
 # Provider shapes. Each is anchored on a literal prefix and bounded, so it costs one cheap
 # scan of the text. The token classes exclude the characters around them (no backtracking
 # between adjacent quantifiers).
-_TOKEN_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("aws-access-key", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])")),
-    ("github-token", re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9_])")),
-    ("anthropic-key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,400}")),
-    ("openai-key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,400}")),
-    ("slack-token", re.compile(r"(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,250}")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,200}")),
-    ("google-api-key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
-    ("stripe-key", re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}(?![A-Za-z0-9_])")),
-    ("stripe-webhook-secret", re.compile(r"(?<![A-Za-z0-9_])whsec_[0-9A-Za-z]{24,247}(?![A-Za-z0-9_])")),
-    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{8,2000}")),
-    ("bearer-token", re.compile(r"(?i:\bbearer)[ \t]{1,4}([A-Za-z0-9._~+/-]{20,2000}=*)")),
+# Each comes with literals one of which any match must contain: a substring test (far cheaper
+# than a regex scan) skips the pattern for the text of almost every card.
+_TOKEN_PATTERNS: Final[tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]] = (
+    ("aws-access-key", ('AKIA', 'ASIA', 'ABIA', 'ACCA', 'A3T'), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?![A-Za-z0-9])")),
+    ("github-token", ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'), re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9_])")),
+    ("gitlab-token", ('gl', 'GR1348941'), re.compile(r"(?<![A-Za-z0-9_-])(?:gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct|cbt)-[A-Za-z0-9_-]{20,300}|GR1348941[A-Za-z0-9_-]{20,300})(?![A-Za-z0-9_-])")),
+    ("npm-token", ('npm_',), re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])")),
+    ("huggingface-token", ('hf_', 'api_org_'), re.compile(r"(?<![A-Za-z0-9_])(?:hf_|api_org_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])")),
+    ("pypi-token", ('pypi-',), re.compile(r"(?<![A-Za-z0-9_-])pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{40,2000}")),
+    ("telegram-bot-token", (':AA',), re.compile(r"(?<![A-Za-z0-9_:-])[0-9]{8,10}:AA[A-Za-z0-9_-]{32,33}(?![A-Za-z0-9_-])")),
+    ("sendgrid-key", ('SG.',), re.compile(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")),
+    ("twilio-key", ('SK',), re.compile(r"(?<![A-Za-z0-9_])SK[0-9a-f]{32}(?![A-Za-z0-9_])")),
+    ("mailchimp-key", ('-us',), re.compile(r"(?<![A-Za-z0-9_])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])")),
+    ("discord-bot-token", ('.',), re.compile(r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])")),
+    ("square-token", ('sq0', 'EAAA'), re.compile(r"(?<![A-Za-z0-9_-])(?:sq0atp|sq0csp|EAAA)[-A-Za-z0-9_]{22,60}(?![A-Za-z0-9_-])")),
+    ("shopify-token", ('shp',), re.compile(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])")),
+    ("digitalocean-token", ('_v1_',), re.compile(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])")),
+    ("doppler-token", ('dp.',), re.compile(r"(?<![A-Za-z0-9_.])dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.-]{40,60}(?![A-Za-z0-9_-])")),
+    ("databricks-token", ('dapi',), re.compile(r"(?<![A-Za-z0-9_])dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9_])")),
+    ("linear-key", ('lin_',), re.compile(r"(?<![A-Za-z0-9_])lin_(?:api|oauth)_[A-Za-z0-9]{40}(?![A-Za-z0-9_])")),
+    ("postman-key", ('PMAK-',), re.compile(r"(?<![A-Za-z0-9_-])PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9_-])")),
+    ("planetscale-token", ('pscale_',), re.compile(r"(?<![A-Za-z0-9_])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}(?![A-Za-z0-9_-])")),
+    ("pulumi-token", ('pul-',), re.compile(r"(?<![A-Za-z0-9_-])pul-[a-f0-9]{40}(?![A-Za-z0-9_-])")),
+    ("rubygems-key", ('rubygems_',), re.compile(r"(?<![A-Za-z0-9_])rubygems_[a-f0-9]{48}(?![A-Za-z0-9_])")),
+    ("docker-hub-token", ('dckr_',), re.compile(r"(?<![A-Za-z0-9_])dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")),
+    ("grafana-token", ('glc_', 'glsa_'), re.compile(r"(?<![A-Za-z0-9_])(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})(?![A-Za-z0-9_])")),
+    ("newrelic-key", ('NRAK-', 'NRJS-', 'NRII-'), re.compile(r"(?<![A-Za-z0-9_-])NR(?:AK|JS|II)-[A-Za-z0-9]{19,32}(?![A-Za-z0-9_-])")),
+    ("sentry-token", ('sntr',), re.compile(r"(?<![A-Za-z0-9_])sntry[su]_[A-Za-z0-9+/=_]{40,400}(?![A-Za-z0-9_])")),
+    ("age-secret-key", ('AGE-SECRET-KEY-',), re.compile(r"(?<![A-Za-z0-9-])AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])")),
+    ("vault-token", ('hvs.', 'hvb.', 'hvr.'), re.compile(r"(?<![A-Za-z0-9_.])hv[sbr]\.[A-Za-z0-9_-]{24,300}(?![A-Za-z0-9_-])")),
+    ("terraform-token", ('.atlasv1.',), re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])")),
+    ("alibaba-key", ('LTAI',), re.compile(r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])")),
+    ("google-oauth-secret", ('GOCSPX-',), re.compile(r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])")),
+    ("groq-key", ('gsk_',), re.compile(r"(?<![A-Za-z0-9_])gsk_[A-Za-z0-9]{52}(?![A-Za-z0-9_])")),
+    ("replicate-token", ('r8_',), re.compile(r"(?<![A-Za-z0-9_])r8_[A-Za-z0-9]{37}(?![A-Za-z0-9_])")),
+    ("perplexity-key", ('pplx-',), re.compile(r"(?<![A-Za-z0-9_-])pplx-[A-Za-z0-9]{48}(?![A-Za-z0-9_-])")),
+    ("xai-key", ('xai-',), re.compile(r"(?<![A-Za-z0-9_-])xai-[A-Za-z0-9]{70,90}(?![A-Za-z0-9_-])")),
+    ("supabase-token", ('sbp_', 'sb_secret_'), re.compile(r"(?<![A-Za-z0-9_])sb(?:p|_secret)_[A-Za-z0-9_]{32,64}(?![A-Za-z0-9_])")),
+    ("figma-token", ('figd_', 'figo_', 'figu_'), re.compile(r"(?<![A-Za-z0-9_])fig[dou]_[A-Za-z0-9_-]{40,60}(?![A-Za-z0-9_-])")),
+    ("mapbox-token", ('sk.eyJ',), re.compile(r"(?<![A-Za-z0-9_.])sk\.eyJ[A-Za-z0-9_-]{20,200}\.[A-Za-z0-9_-]{20,40}(?![A-Za-z0-9_-])")),
+    ("atlassian-token", ('ATATT3',), re.compile(r"(?<![A-Za-z0-9_])ATATT3[A-Za-z0-9_=-]{170,200}(?![A-Za-z0-9_=-])")),
+    ("azure-storage-key", ('ccountkey=',), re.compile(r"(?i:AccountKey)=([A-Za-z0-9+/]{86}==)")),
+    ("dynatrace-token", ('dt0c01.',), re.compile(r"(?<![A-Za-z0-9_.])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])")),
+    ("anthropic-key", ('sk-ant-',), re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,400}")),
+    ("openai-key", ('sk-',), re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,400}")),
+    ("slack-token", ('xox', 'xapp-'), re.compile(r"(?<![A-Za-z0-9_-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,250}")),
+    ("slack-webhook", ('hooks.slack.com',), re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,200}")),
+    ("google-api-key", ('AIza',), re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
+    ("stripe-key", ('_live_', '_test_'), re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}(?![A-Za-z0-9_])")),
+    ("stripe-webhook-secret", ('whsec_',), re.compile(r"(?<![A-Za-z0-9_])whsec_[0-9A-Za-z]{24,247}(?![A-Za-z0-9_])")),
+    ("jwt", ('eyJ',), re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{8,2000}")),
+    ("bearer-token", ('earer',), re.compile(r"(?i:\bbearer)[ \t]{1,4}([A-Za-z0-9._~+/-]{20,2000}=*)")),
 )
 
 # A key block; an unterminated one runs to the end of the text (a truncated key still leaks).
@@ -79,6 +127,8 @@ password passwd pass pwd secret token key apikey api_key changeme change_me chan
 sample dummy test testing placeholder redacted none null nil undefined true false yes no
 your_key your_token your_secret your_password yourpassword mypassword mysecret xxx xxxx
 """.split())
+# A value holding one of these words is an example, not a credential someone uses.
+_PLACEHOLDER_WORDS: Final = ("password", "changeme", "placeholder", "redacted", "dummy", "xxxx")
 _CODE_REFERENCE: Final = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+|[A-Za-z_][\w.]*[(\[{].*")
 
 
@@ -102,8 +152,10 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if not stripped or lowered in _PLACEHOLDERS or stripped.startswith(MARKER_PREFIX):
         return True
-    if stripped[0] in "<$%{[(" or stripped.startswith("process.env"):
+    if stripped[0] in "<$%{[(" or "process.env" in stripped or "${" in stripped or "{{" in stripped:
         return True
+    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        return True  # Password123, my-example-token, test-secret
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, 00000000, abababab
         return True
     return lowered.startswith(("your-", "your_", "my-", "my_", "example", "<", "..."))
@@ -128,11 +180,30 @@ def is_secret_name(name: str) -> bool:
     return last in ("apikey", "secretkey", "accesskey", "privatekey", "authtoken")
 
 
+_WORD_PIECE: Final = re.compile(r"[A-Z]?[a-z]{1,20}|[A-Z]{1,12}")
+
+
+def is_wordy(value: str) -> bool:
+    """Made of words, not generated: `Property_Display_Key`, `client-secret`, `accessToken`,
+    `Get-AzKeyVaultSecret`, `America/Los_Angeles`. A generated value of letters alone mixes
+    cases inside its pieces (`wJalrXUtnFEMI`) or carries digits."""
+    value = value.rstrip(")];,!?")
+    if not value or any(c.isdigit() for c in value) or not value[0].isalpha():
+        return False
+    if any(not (c.isalpha() or c in "_-/.") for c in value):
+        return False
+    pieces = _CAMEL.sub(" ", value.replace("_", " ").replace("-", " ").replace("/", " ")
+                        .replace(".", " ")).split()
+    return all(_WORD_PIECE.fullmatch(piece) for piece in pieces)
+
+
 def _is_secret_value(name: str, value: str) -> bool:
-    if is_placeholder(value) or value[0] in "/~." or "://" in value:
+    if is_placeholder(value) or value[0] in "/~.@\\" or "://" in value:
         return False  # paths and URLs (a URL's password is its own pattern)
-    if _CODE_REFERENCE.fullmatch(value):
-        return False  # settings.SECRET_KEY, os.environ["X"], get_token()
+    if _CODE_REFERENCE.fullmatch(value) or "(" in value or is_wordy(value):
+        return False  # settings.SECRET_KEY, os.environ["X"], get_token(), accessToken
+    if "pass" not in name.lower() and is_wordy(value.rstrip("0123456789")):
+        return False  # display-name-key="customEvent1": a resource name, not a key
     lowered = name.lower()
     if "pass" in lowered:
         # Passwords may be short words; demand a little variety unless long.
@@ -140,18 +211,100 @@ def _is_secret_value(name: str, value: str) -> bool:
     return len(value) >= 8 and _classes(value) >= 2 and not value.isdigit()
 
 
+_CASELESS_KEYWORDS: Final = frozenset({"bearer-token", "azure-storage-key"})
+# Kinds whose shape alone is weak (prose-like words fit it): the token must look generated.
+_RANDOM_ONLY: Final = frozenset({"openai-key", "anthropic-key", "bearer-token", "huggingface-token",
+                                 "discord-bot-token", "square-token", "telegram-bot-token",
+                                 "gitlab-token", "slack-token", "newrelic-key", "figma-token",
+                                 "planetscale-token", "supabase-token", "vault-token"})
+
+
+def _is_generated(kind: str, token: str) -> bool:
+    tail = token[-16:]
+    if len(set(tail)) <= 2:  # ghp_xxxxxxxx..., glpat-XXXXXXXX...: a documentation placeholder
+        return False
+    if kind not in _RANDOM_ONLY:
+        return True
+    core = token if kind == "bearer-token" else token.split("-", 1)[-1] if kind in (
+        "openai-key", "anthropic-key") else token
+    if kind in ("huggingface-token", "discord-bot-token", "slack-token", "gitlab-token",
+                "figma-token", "vault-token", "newrelic-key"):
+        return _classes(core) >= 2 and any(c.isdigit() or c.isupper() for c in core[4:])
+    return _looks_random(core)
+
+
+# PuTTY's own key file format: the header line through the private MAC (or the text's end).
+_PUTTY_KEY: Final = re.compile(r"PuTTY-User-Key-File-[0-9]{1,2}:[\s\S]*?(?:Private-MAC:[^\n]{0,200}|\Z)")
+# An AWS secret access key has no prefix: 40 base64 characters, found next to its key id.
+_AWS_SECRET: Final = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_NEIGHBOURHOOD: Final = 400
+# A password-like name with a quoted value that may hold spaces (`password: "correct horse
+# battery staple"`) or an unquoted one that may hold `:` (`PASSWORD=ab:cd:ef`), which the
+# general assignment pattern stops at.
+_PASS_ASSIGNMENT: Final = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.-])[\"']?([A-Za-z0-9_.-]{0,40}(?:pass(?:word|wd|phrase)?|pwd)"
+    r"[A-Za-z0-9_.-]{0,20})[\"']?[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}"
+    r"(?:\"([^\"\n]{1,256})\"|'([^'\n]{1,256})'|([^\s\"'`,;]{1,256}))"
+)
+# Unquoted one-word values after `password:` that are prose, not a password.
+_PROSE_VALUES: Final = frozenset("""
+required optional string boolean integer number hidden masked provided omitted unchanged
+missing invalid correct incorrect wrong empty blank stored hashed encrypted protected
+supplied configured needed mandatory unknown default enabled disabled reset expired
+string text bytes secret
+""".split())
+
+
+def _is_password_value(value: str, quoted: bool) -> bool:
+    if is_placeholder(value) or value[0] in "/~." or "://" in value or value.startswith("-"):
+        return False
+    if _CODE_REFERENCE.fullmatch(value) or "{" in value or "$" in value:
+        return False
+    if quoted and " " in value.strip():
+        # A passphrase of words: at least three of them, not a sentence about passwords.
+        words = value.split()
+        return len(words) >= 3 and len(value) >= 12 and not value.rstrip().endswith((".", "?", "!")) \
+            and all(w.isalnum() or w.isascii() and w.strip("-_!@#%&*0123456789").isalpha() for w in words)
+    value = value.rstrip(")];,!?")
+    if " " in value or len(value) < 6 or value.lower() in _PROSE_VALUES:
+        return False
+    # A type (`val password: String`), or a name passed on (`password: userPassword`).
+    return not (value[0].isupper() and value[1:].islower()) and not (
+        is_wordy(value) and not value.islower())
+
+
+def _pass_assignments(text: str) -> Iterator[tuple[str, int, int]]:
+    for match in _PASS_ASSIGNMENT.finditer(text):
+        if not is_secret_name(match.group(1)):
+            continue
+        group = next(g for g in (2, 3, 4) if match.group(g) is not None)
+        value = match.group(group)
+        if _is_password_value(value, group != 4):
+            yield "assigned-secret", match.start(group), match.end(group)
+
+
 def _scan(text: str) -> Iterator[tuple[str, int, int]]:
     for match in _PRIVATE_KEY.finditer(text):
         yield "private-key", match.start(), match.end()
-    for kind, pattern in _TOKEN_PATTERNS:
+    if "PuTTY-User-Key-File-" in text:
+        for match in _PUTTY_KEY.finditer(text):
+            yield "private-key", match.start(), match.end()
+    lowered = ""
+    for kind, keywords, pattern in _TOKEN_PATTERNS:
+        if kind in _CASELESS_KEYWORDS:
+            lowered = lowered or text.lower()
+            haystack = lowered
+        else:
+            haystack = text
+        if not any(keyword in haystack for keyword in keywords):
+            continue
         for match in pattern.finditer(text):
             start, end = match.span(1) if pattern.groups else match.span()
-            token = text[start:end]
-            if kind in ("openai-key", "anthropic-key", "bearer-token") and not _looks_random(
-                token.split("-", 1)[-1] if kind != "bearer-token" else token
-            ):
+            if not _is_generated(kind, text[start:end]):
                 continue  # sk-learn-compatible-estimator, "Bearer authentication-header"
             yield kind, start, end
+            if kind == "aws-access-key":
+                yield from _aws_secrets_near(text, start, end)
     for match in _URL_PASSWORD.finditer(text):
         if not is_placeholder(match.group(1)):
             yield "url-password", match.start(1), match.end(1)
@@ -160,11 +313,43 @@ def _scan(text: str) -> Iterator[tuple[str, int, int]]:
             name, value = match.group(1), match.group(3)
             if is_secret_name(name) and _is_secret_value(name, value):
                 yield "assigned-secret", match.start(3), match.end(3)
+        yield from _pass_assignments(text)
+
+
+def _aws_secrets_near(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
+    low = max(0, start - _AWS_NEIGHBOURHOOD)
+    for match in _AWS_SECRET.finditer(text, low, min(len(text), end + _AWS_NEIGHBOURHOOD)):
+        value = match.group(0)
+        if _classes(value) >= 3 and not value.startswith(("AKIA", "ASIA")):
+            yield "aws-secret-key", match.start(), match.end()
+
+
+# Unicode format characters (zero-width space and joiners, bidi controls, soft hyphen, tags)
+# and the fillers that render as nothing: removed before scanning.
+_INVISIBLE: Final = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0001\U000e0020-\U000e007f"
+    "\U000e0100-\U000e01ef]"
+)
+
+
+def visible(text: str) -> tuple[str, list[int] | None]:
+    """`text` without invisible characters, and for each kept character its offset in `text`
+    (None when nothing was removed)."""
+    if text.isascii() or not _INVISIBLE.search(text):
+        return text, None
+    kept = [i for i, c in enumerate(text) if c.isascii() or not _INVISIBLE.match(c)]
+    return "".join(text[i] for i in kept), kept
 
 
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret in `text`, in order, overlaps merged (the earliest, then longest, wins)."""
-    spans = sorted(_scan(text), key=lambda s: (s[1], -s[2]))
+    scanned, kept = visible(text)
+    spans = list(_scan(scanned))
+    if kept is not None:
+        # Back to offsets in `text`: a span covers the invisible characters inside it.
+        spans = [(kind, kept[start], kept[end - 1] + 1) for kind, start, end in spans]
+    spans.sort(key=lambda s: (s[1], -s[2]))
     hits: list[SecretHit] = []
     last_end = -1
     line = 1
@@ -196,3 +381,38 @@ def redact(text: str) -> str:
 
 def has_secrets(text: str) -> bool:
     return bool(find_secrets(text))
+
+
+def card_text(card: object) -> str:
+    """Everything of a card that engram may emit or write anywhere: title, card line, tags,
+    globs, depends_on and body (the id and file name are checked by `name_kind`)."""
+    fields = [getattr(card, "title", ""), getattr(card, "card", "")]
+    for name in ("tags", "applies_to", "depends_on"):
+        fields.extend(getattr(card, name, ()) or ())
+    fields.append(getattr(card, "body", ""))
+    return "\n".join(str(field) for field in fields)
+
+
+def name_kind(*names: str) -> str | None:
+    """The kind of the first secret in an id or file name (which the card would be delivered,
+    listed and stored under), else None. A name has no `=` or spaces, so the value shapes are
+    what count; separators are read as spaces so `x-AKIA...` is found."""
+    for name in names:
+        hits = find_secrets(name) or find_secrets(name.replace("-", " ").replace(".", " "))
+        if hits:
+            return hits[0].kind
+    return None
+
+
+def redact_path(path: str) -> str:
+    """`path` safe to print: a file or folder name holding a secret is replaced whole by its
+    marker (the extension kept), everything else redacted as text."""
+    parts = path.replace("\\", "/").split("/")
+    if len(parts) == 1 and "\\" in path:
+        parts = path.split("\\")
+    for index, part in enumerate(parts):
+        kind = name_kind(part) if part else None
+        if kind:
+            suffix = next((s for s in (".instructions.md", ".md", ".mdc") if part.endswith(s)), "")
+            parts[index] = marker(kind) + suffix
+    return redact("/".join(parts))

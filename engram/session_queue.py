@@ -54,11 +54,11 @@ def is_entry(value: Any) -> bool:
 def read_entries(memory_dir: Path) -> list[Any]:
     """The queue as stored (entries unvalidated); [] when absent or not a JSON array.
     Callers hold the lock when they mean to write back."""
-    try:
-        data = queue_path(memory_dir).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    if len(data) > 4 * 1024 * 1024:  # a queue of 50 short entries is a few KiB
+    from engram.fileio import read_bounded
+
+    try:  # a queue of 50 short entries is a few KiB
+        data = read_bounded(queue_path(memory_dir), 4 * 1024 * 1024)
+    except OSError:  # absent, a FIFO or device planted in its place, too large
         return []
     try:
         value = json.loads(data.decode("utf-8"))
@@ -86,10 +86,14 @@ def ensure_ignored(memory_dir: Path) -> None:
     """Make sure `<memory dir>/.gitignore` ignores the queue, inbox and traces; keeps any
     lines already there."""
     path = memory_dir / ".gitignore"
+    from engram.fileio import NotRegularFile, read_bounded
+
     try:
-        existing = path.read_text(encoding="utf-8")
+        existing = read_bounded(path, 1024 * 1024).decode("utf-8", "replace")
     except FileNotFoundError:
         existing = ""
+    except NotRegularFile:
+        return  # something planted in its place: leave it, and write nothing through it
     present = {line.strip() for line in existing.splitlines()}
     missing = [line for line in IGNORED if line not in present]
     if not missing:

@@ -104,9 +104,14 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                     continue
                 try:
                     is_link = entry.is_symlink()
-                    if not is_link and is_card and not entry.is_dir(follow_symlinks=False):
+                    if not is_link and is_card and entry.is_file(follow_symlinks=False):
                         stat = entry.stat()
                         files.append(FoundFile(entry.path, root, stat.st_mtime_ns, stat.st_size))
+                        continue
+                    if not is_link and is_card and not entry.is_dir(follow_symlinks=False):
+                        # A FIFO would hang the reader, a device never end: never read.
+                        problems.append(Problem(entry.path, None, "warning", "not a regular file "
+                                                "(a FIFO, device or socket); skipped", "special-file"))
                         continue
                     if is_link and not follow_symlinks:
                         target = os.path.realpath(entry.path)
@@ -152,9 +157,16 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
         if found.size > MAX_CARD_BYTES:
             return None, [Problem(path, None, "error", f"file is larger than {MAX_CARD_BYTES // 1024} "
                                   "KiB; split it into smaller cards", "too-large")], ""
+        from engram.fileio import FileTooLarge, NotRegularFile, read_bounded
+
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_CARD_BYTES + 1)
+            data = read_bounded(path, MAX_CARD_BYTES)
+        except NotRegularFile:
+            return None, [Problem(path, None, "error", "not a regular file (a FIFO, device or "
+                                  "socket); engram reads only plain card files", "special-file")], ""
+        except FileTooLarge:
+            return None, [Problem(path, None, "error", f"file is larger than {MAX_CARD_BYTES // 1024} "
+                                  "KiB; split it into smaller cards", "too-large")], ""
         except OSError as exc:
             return None, [Problem(path, None, "error", f"cannot read file: {exc.strerror}",
                                   "unreadable")], ""
@@ -177,6 +189,17 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
     except formats.CardError as exc:
         return None, [Problem(path, line, "error", message, "invalid")
                       for message, line in exc.problems] + _note_problems(path, exc.notes), digest
+    from engram import secrets
+
+    leaked = secrets.name_kind(card.id, os.path.basename(path))
+    if leaked:
+        # The id is what engram would list, record and name rule files after: a card whose id
+        # or file name holds a secret is refused whole (reports redact the name).
+        line = formats.key_line(text, "id") if "id" in parsed.data else 1
+        return None, [Problem(path, line, "error",
+                              f"the card's id or file name holds a value-shaped secret ({leaked}, "
+                              "redacted); engram never routes, lists or stores it: rename it",
+                              "secret")], digest
     return card, _note_problems(path, notes), digest
 
 
@@ -325,17 +348,24 @@ def dependency_order(cards: list[Card]) -> list[str]:
     by_id = {card.id: card for card in cards}
     order: list[str] = []
     seen: set[str] = set()
-
-    def visit(card_id: str) -> None:
-        if card_id in seen or card_id not in by_id:
-            return
-        seen.add(card_id)
-        for dep in by_id[card_id].depends_on:
-            visit(dep)
-        order.append(card_id)
-
-    for card_id in sorted(by_id):
-        visit(card_id)
+    # An explicit stack, not recursion: a chain of thousands of cards is a hostile repository's
+    # cheapest way past the recursion limit, and it would fail every hook of the workspace.
+    for start in sorted(by_id):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            card_id, position = stack.pop()
+            deps = by_id[card_id].depends_on
+            while position < len(deps) and (deps[position] in seen or deps[position] not in by_id):
+                position += 1
+            if position < len(deps):
+                stack.append((card_id, position + 1))
+                seen.add(deps[position])
+                stack.append((deps[position], 0))
+            else:
+                order.append(card_id)
     return order
 
 

@@ -358,8 +358,16 @@ def test_unreadable_file_simulated(workspace: Path, monkeypatch: pytest.MonkeyPa
             raise PermissionError(13, "Permission denied", str(locked))
         return real_open(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_os_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
+        if os.fspath(file) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_os_open(file, *args, **kwargs)
+
     with monkeypatch.context() as patch:  # undo() would also drop the isolation fixture's env
         patch.setattr("builtins.open", guarded_open)
+        patch.setattr("os.open", guarded_os_open)  # bounded reads open with os.open
         cards, problems = cards_and_problems(workspace)
     assert set(cards) == {"good"}
     assert [(Path(p.path).name, p.code, p.severity) for p in problems] == [

@@ -29,8 +29,9 @@ def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
             "errors": sum(1 for p in problems if getattr(p, "severity", "") == "error"),
             "warnings": sum(1 for p in problems if getattr(p, "severity", "") == "warning"),
             # Cards blocked from injection: where, never what (the message names the kind).
-            "secrets": [{"path": p.path, "line": p.line, "message": p.message}
-                        for p in problems if getattr(p, "code", "") == "secret"]}
+            "secrets": [{"path": shown.path, "line": shown.line, "message": shown.message}
+                        for shown in (p.redacted() for p in problems
+                                      if getattr(p, "code", "") == "secret")]}
 
 
 def collect(cwd: Path) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Final
 
 from engram import paths
-from engram.fileio import atomic_write_bytes, exclusive_lock
+from engram.fileio import FileTooLarge, NotRegularFile, atomic_write_bytes, exclusive_lock, read_bounded
 from engram.installer.formats import ShapeError
 
 BACKUPS_KEPT: Final = 5
@@ -226,13 +226,30 @@ def prune(folders: list[str]) -> None:
             return
 
 
+MAX_CONFIG_BYTES: Final = 16 * 1024 * 1024
+
+
+def read_config_bytes(target: Path) -> bytes:
+    """A host config's bytes: a regular file, read with a bound (a config committed as a link
+    to /dev/zero or as a FIFO must not hang `link` or `doctor`)."""
+    return read_bounded(target, MAX_CONFIG_BYTES)
+
+
 def _read(target: Path) -> bytes | None:
     try:
-        return target.read_bytes()
+        return read_config_bytes(target)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise ShapeError("(file)", "is a directory", "move the directory aside") from None
+    except NotRegularFile:
+        if target.is_dir():
+            raise ShapeError("(file)", "is a directory", "move the directory aside") from None
+        raise ShapeError("(file)", "is not a regular file (a FIFO, device or socket)",
+                         "replace it with a plain file") from None
+    except FileTooLarge:
+        raise ShapeError("(file)", f"is larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB",
+                         "check what the file holds") from None
 
 
 def _decode(data: bytes | None) -> str | None:

@@ -11,7 +11,7 @@ from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.formats import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import Options, config_path, desired_entries, ours_for, scope_name
-from engram.installer.filedance import backups, target_of
+from engram.installer.filedance import backups, read_config_bytes, target_of
 
 # A timeout this large in a seconds field was almost certainly meant as milliseconds (the
 # predecessor's 10000 = 2.8 hours); this small in a milliseconds field, as seconds.
@@ -79,7 +79,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     base = dict(host=host.name, scope=scope, path=path)
     fmt = FORMATS[host.install["format"]]
     try:
-        text = target_of(path).read_text(encoding="utf-8")
+        text = read_config_bytes(target_of(path)).decode("utf-8")
     except FileNotFoundError:
         return Configured(exists=False, state="not linked", **base)
     except (OSError, UnicodeDecodeError) as exc:

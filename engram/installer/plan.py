@@ -11,7 +11,8 @@ from typing import Any, Final
 
 from engram.host_adapter import Host
 from engram.installer import command
-from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, target_of
+from engram.installer.filedance import (FOLLOW_SETTING, Place, change_file, original,
+                                         read_config_bytes, target_of)
 from engram.installer.formats import FORMATS, Entry, Found, Ours, ShapeError
 from engram.installer.jsonc import DuplicateKey, JsoncError
 from engram.resources import data_dir
@@ -219,6 +220,6 @@ def installed(host: Host, path: Path) -> list[Found] | None:
     fmt = FORMATS[host.install["format"]]
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
-        return fmt.found(fmt.load(target_of(path).read_text(encoding="utf-8")), bare)
+        return fmt.found(fmt.load(read_config_bytes(target_of(path)).decode("utf-8")), bare)
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return None

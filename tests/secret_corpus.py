@@ -1,0 +1,145 @@
+"""A corpus of fake secrets, one or more per kind, generated in the providers' documented
+formats (prefix, alphabet, length) from a fixed seed: never real credentials, but shaped so a
+detector that misses one would miss the real thing. Used by tests/test_secrets_corpus.py and
+bench/secrets_coverage.py."""
+
+from __future__ import annotations
+
+import random
+import string
+
+UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
+ALNUM = UPPER + LOWER + DIGITS
+HEX = "0123456789abcdef"
+B64URL = ALNUM + "-_"
+B64 = ALNUM + "+/"
+
+
+def _pick(rng: random.Random, alphabet: str, length: int) -> str:
+    # Every generated value mixes classes the way a real generator does (a token of 36
+    # characters from ALNUM without a digit is vanishingly rare).
+    while True:
+        value = "".join(rng.choice(alphabet) for _ in range(length))
+        if length < 8 or (any(c.isdigit() for c in value) or not set(alphabet) & set(DIGITS)) and (
+                any(c.isupper() for c in value) or not set(alphabet) & set(UPPER)):
+            return value
+
+
+def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
+    """(kind tried, text holding it, the secret value that must not survive redaction)."""
+    rng = random.Random(seed)
+    p = lambda alphabet, n: _pick(rng, alphabet, n)  # noqa: E731
+    aws_id = "AKIA" + p(UPPER + DIGITS, 16)
+    aws_secret = p(B64, 40)
+    putty = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+             f"Public-Lines: 2\n{p(B64, 64)}\n{p(B64, 12)}\nPrivate-Lines: 1\n{p(B64, 44)}\n"
+             f"Private-MAC: {p(HEX, 64)}")
+    rsa_body = p(B64, 64)
+    rows = [
+        ("aws-access-key-id", f"aws_access_key_id = {aws_id}", aws_id),
+        ("aws-secret-next-to-key-id", f"[default]\naws_access_key_id={aws_id}\n{aws_secret}", aws_secret),
+        ("aws-secret-assigned", f"AWS_SECRET_ACCESS_KEY={aws_secret}", aws_secret),
+        ("github-classic-pat", None, "ghp_" + p(ALNUM, 36)),
+        ("github-oauth", None, "gho_" + p(ALNUM, 36)),
+        ("github-app-user", None, "ghu_" + p(ALNUM, 36)),
+        ("github-app-server", None, "ghs_" + p(ALNUM, 36)),
+        ("github-refresh", None, "ghr_" + p(ALNUM, 36)),
+        ("github-fine-grained-pat", None, "github_pat_11" + p(UPPER + DIGITS, 20) + "_" + p(ALNUM, 59)),
+        ("gitlab-pat", None, "glpat-" + p(B64URL, 20)),
+        ("gitlab-deploy-token", None, "gldt-" + p(B64URL, 20)),
+        ("gitlab-runner-token", None, "glrt-" + p(B64URL, 20)),
+        ("npm-token", None, "npm_" + p(ALNUM, 36)),
+        ("huggingface-token", None, "hf_" + p(UPPER + LOWER, 34)),
+        ("huggingface-org-token", None, "api_org_" + p(UPPER + LOWER, 34)),
+        ("pypi-token", None, "pypi-AgEIcHlwaS5vcmc" + p(B64URL, 60)),
+        ("telegram-bot-token", None, str(rng.randint(10**8, 10**9)) + ":AA" + p(B64URL, 33)),
+        ("slack-bot-token", None, f"xoxb-{rng.randint(10**10, 10**11)}-{rng.randint(10**10, 10**11)}-" + p(ALNUM, 24)),
+        ("slack-user-token", None, f"xoxp-{rng.randint(10**10, 10**11)}-" + p(LOWER + DIGITS, 32)),
+        ("slack-app-token", None, f"xapp-1-A{p(UPPER + DIGITS, 10)}-{rng.randint(10**12, 10**13)}-" + p(HEX, 64)),
+        ("slack-webhook", None, "https://hooks.slack.com/services/T" + p(UPPER + DIGITS, 8) + "/B"
+         + p(UPPER + DIGITS, 8) + "/" + p(ALNUM, 24)),
+        ("sendgrid-key", None, "SG." + p(B64URL, 22) + "." + p(B64URL, 43)),
+        ("openai-project-key", None, "sk-proj-" + p(B64URL, 48)),
+        ("openai-legacy-key", None, "sk-" + p(ALNUM, 20) + "T3BlbkFJ" + p(ALNUM, 20)),
+        ("anthropic-key", None, "sk-ant-api03-" + p(B64URL, 93) + "AA"),
+        ("google-api-key", None, "AIza" + p(B64URL, 35)),
+        ("google-oauth-client-secret", None, "GOCSPX-" + p(B64URL, 28)),
+        ("stripe-live-secret", None, "sk_live_" + p(ALNUM, 24)),
+        ("stripe-restricted", None, "rk_live_" + p(ALNUM, 24)),
+        ("stripe-webhook-secret", None, "whsec_" + p(ALNUM, 32)),
+        ("twilio-api-key", None, "SK" + p(HEX, 32)),
+        ("mailchimp-key", None, p(HEX, 32) + "-us" + str(rng.randint(1, 20))),
+        ("discord-bot-token", None, "M" + p(ALNUM, 23) + "." + p(B64URL, 6) + "." + p(B64URL, 27)),
+        ("square-access-token", None, "EAAA" + p(B64URL, 60)),
+        ("square-oauth-secret", None, "sq0csp-" + p(B64URL, 43)),
+        ("shopify-access-token", None, "shpat_" + p(HEX, 32)),
+        ("digitalocean-pat", None, "dop_v1_" + p(HEX, 64)),
+        ("doppler-token", None, "dp.pt." + p(ALNUM, 43)),
+        ("databricks-token", None, "dapi" + p(HEX, 32)),
+        ("linear-api-key", None, "lin_api_" + p(ALNUM, 40)),
+        ("postman-key", None, "PMAK-" + p(HEX, 24) + "-" + p(HEX, 34)),
+        ("planetscale-token", None, "pscale_tkn_" + p(ALNUM, 43)),
+        ("pulumi-token", None, "pul-" + p(HEX, 40)),
+        ("rubygems-key", None, "rubygems_" + p(HEX, 48)),
+        ("docker-hub-pat", None, "dckr_pat_" + p(B64URL, 27)),
+        ("grafana-cloud-token", None, "glc_" + p(B64, 64)),
+        ("grafana-service-account", None, "glsa_" + p(ALNUM, 32) + "_" + p(HEX, 8)),
+        ("newrelic-user-key", None, "NRAK-" + p(UPPER + DIGITS, 27)),
+        ("sentry-token", None, "sntrys_" + p(B64, 80)),
+        ("age-secret-key", None, "AGE-SECRET-KEY-1" + p("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+        ("vault-token", None, "hvs." + p(B64URL, 90)),
+        ("terraform-cloud-token", None, p(ALNUM, 14) + ".atlasv1." + p(B64URL, 67)),
+        ("alibaba-access-key", None, "LTAI" + p(ALNUM, 20)),
+        ("groq-key", None, "gsk_" + p(ALNUM, 52)),
+        ("replicate-token", None, "r8_" + p(ALNUM, 37)),
+        ("perplexity-key", None, "pplx-" + p(ALNUM, 48)),
+        ("xai-key", None, "xai-" + p(ALNUM, 80)),
+        ("supabase-token", None, "sbp_" + p(HEX, 40)),
+        ("figma-token", None, "figd_" + p(B64URL, 40)),
+        ("mapbox-secret-token", None, "sk.eyJ1IjoiZGV2IiwiYSI6I" + p(B64URL, 20) + "." + p(B64URL, 22)),
+        ("atlassian-api-token", None, "ATATT3xFfGF0" + p(B64URL, 180)),
+        ("azure-storage-key", None, p(B64, 86) + "=="),
+        ("dynatrace-token", None, "dt0c01." + p(UPPER + DIGITS, 24) + "." + p(UPPER + DIGITS, 64)),
+        ("jwt", None, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI" + p(B64URL, 20) + "." + p(B64URL, 43)),
+        ("bearer-token", None, p(ALNUM, 32)),
+        ("rsa-private-key", None, rsa_body),
+        ("openssh-private-key", None, "b3BlbnNzaC1rZXktdjEAAAAA" + p(B64, 40)),
+        ("putty-private-key", putty, putty.split("\n")[-2]),
+        ("url-password", None, p(ALNUM, 14)),
+        ("env-password", None, p(ALNUM + "!@#", 14)),
+        ("json-client-secret", None, p(ALNUM, 24)),
+        ("passphrase-of-words", 'password: "correct horse battery staple"', "correct horse battery staple"),
+        ("password-with-colons", "PASSWORD=ab:" + "cd:" + "ef12", "ab:cd:ef12"),
+        ("short-lowercase-passphrase", "passphrase: swordfish", "swordfish"),
+        ("ghp-split-by-zero-width-space", None, None),
+    ]
+    out: list[tuple[str, str, str]] = []
+    for kind, text, secret in rows:
+        if text is None:
+            text = _context(kind, secret)
+        out.append((kind, text, secret))
+    return out
+
+
+def _context(kind: str, secret: str | None) -> str:
+    """The token in a line a card or a transcript would plausibly hold."""
+    if kind == "bearer-token":
+        return f'curl -H "Authorization: Bearer {secret}" https://api.example.com'
+    if kind == "rsa-private-key":
+        return f"-----BEGIN RSA PRIVATE KEY-----\n{secret}\n-----END RSA PRIVATE KEY-----"
+    if kind == "openssh-private-key":
+        return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{secret}\n-----END OPENSSH PRIVATE KEY-----"
+    if kind == "url-password":
+        return f"DATABASE_URL=postgres://admin:{secret}@db.internal:5432/app"
+    if kind == "env-password":
+        return f"export DB_PASSWORD={secret}"
+    if kind == "json-client-secret":
+        return f'  "clientSecret": "{secret}",'
+    if kind == "azure-storage-key":
+        return f"DefaultEndpointsProtocol=https;AccountName=dev;AccountKey={secret};EndpointSuffix=core.windows.net"
+    return f"Use this one: {secret} (do not share)"
+
+
+def split_ghp() -> tuple[str, str]:
+    token = "ghp_" + _pick(random.Random(7), ALNUM, 36)
+    return f"token {token[:12]}\u200b{token[12:]} here", token
