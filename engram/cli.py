@@ -376,11 +376,11 @@ def run(argv: list[str]) -> int:
         typer.echo("engram: interrupted", err=True)
         return 130
     except Exception as exc:  # click usage errors are handled below
-        click_exceptions = _click_exceptions()
-        if click_exceptions and isinstance(exc, click_exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if click_exceptions and isinstance(exc, click_exceptions.Abort):
+        usage_error, abort = _click_exception_types()
+        if usage_error is not None and isinstance(exc, usage_error):
+            exc.show()  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 2))
+        if abort is not None and isinstance(exc, abort):
             typer.echo("engram: aborted", err=True)
             return 130
         log_path = _crash_log(exc)
@@ -390,13 +390,15 @@ def run(argv: list[str]) -> int:
     return int(result or 0) if isinstance(result, int) else 0
 
 
-def _click_exceptions():  # noqa: ANN202 - a module
-    """click's exceptions module: typer >= 0.29 vendors click as typer._click."""
-    try:
-        from typer._click import exceptions  # type: ignore[import-not-found]
-    except ImportError:
+def _click_exception_types() -> tuple[type | None, type | None]:
+    """(ClickException, Abort) wherever this typer keeps them: typer >= 0.29 vendors click as
+    `typer._click` and exports Abort from typer itself; older typers use click's own."""
+    usage_error = abort = None
+    for name in ("typer._click.exceptions", "click.exceptions"):
         try:
-            from click import exceptions  # type: ignore[no-redef]
+            module = __import__(name, fromlist=["ClickException"])
         except ImportError:
-            return None
-    return exceptions
+            continue
+        usage_error = usage_error or getattr(module, "ClickException", None)
+        abort = abort or getattr(module, "Abort", None)
+    return usage_error, abort or getattr(typer, "Abort", None)

@@ -55,8 +55,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
             kind=list, user_only=True),
     Setting("lint.ignore", [], "lint check codes to skip (e.g. glob-unmatched)", kind=list),
     Setting("security.follow_symlinks", False,
-            "follow symlinked memory roots and cards that point outside the workspace",
-            kind=bool),
+            "follow symlinked memory roots and cards that point outside the workspace "
+            "(user scope only: a repository cannot switch off its own guard)",
+            kind=bool, user_only=True),
     Setting("install.follow_symlinks", False,
             "let link write through symlinked host configs and rule folders that point outside "
             "the workspace or the host's config folder (user scope only)",
@@ -172,7 +173,14 @@ def effective(user: dict[str, Any], workspace: dict[str, Any],
             setting = SETTINGS_BY_KEY.get(key)
             if setting is None:
                 continue
-            if setting.user_only and scope != "user" or setting.workspace_only and scope != "workspace":
+            if setting.user_only and scope != "user":
+                if on_invalid:
+                    # A cloned repository must not turn off the guards that protect its reader
+                    # (links out of it, folders `observe` reads): said, so it is not a mystery.
+                    on_invalid(f"workspace config sets {key}, a setting read from the user scope "
+                               "only; ignored (set it with `engram config set --global`)")
+                continue
+            if setting.workspace_only and scope != "workspace":
                 continue
             try:
                 merged[key] = coerce(key, raw)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -158,7 +159,7 @@ def build_evidence(data: bytes, host: str | None, context: PathContext) -> Evide
         injections += clean.injections
         body = clean.text.strip()
         if body and set(body.split()) != {"[REMOVED:system-tag]"}:
-            turns.append(transcripts.Turn(turn.role, body, turn.at))
+            turns.append(transcripts.Turn(turn.role, body, clean_time(turn.at)))
     if not any(t.role != "summary" for t in turns):
         return None
     clean_session = _scrub(parsed.session, context)
@@ -181,6 +182,18 @@ def build_evidence(data: bytes, host: str | None, context: PathContext) -> Evide
     digest = hashlib.sha256(raw).hexdigest()
     return Evidence(f"tr-{parsed.host}-{digest[:HASH_DIGITS]}", digest, raw, sanitized,
                     secrets, injections)
+
+
+_TIMESTAMP: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}"
+                               r"(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?")
+
+
+def clean_time(value: str | None) -> str | None:
+    """A transcript's `timestamp` kept only when it is one: any other text there (a key, a
+    line break, an instruction) is not evidence of when, and never reaches a trace."""
+    if value is None or not _TIMESTAMP.fullmatch(value):
+        return None
+    return value
 
 
 def _scrub(value: str | None, context: PathContext) -> str | None:

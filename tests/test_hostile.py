@@ -263,3 +263,47 @@ def test_special_files_never_hang_or_read_without_limit(plant: str, tmp_path: Pa
         assert "fifo.md: warning: not a regular file" in _cli("lint", cwd=ws).stdout
     if plant == "card-dev-zero":  # a link out of the root: reported, never followed
         assert "zero.md: warning: symlink points outside" in _cli("lint", cwd=ws).stdout
+
+
+# --- the CLI's crash handler ------------------------------------------------------------------
+
+def test_an_unexpected_cli_error_exits_3_with_a_crash_log_and_no_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import engram.commands.lint as lint_command
+    from engram import cli
+
+    def boom(**_: object) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(lint_command, "run", boom)
+    ws = make_workspace(tmp_path / "proj")
+    capsys.readouterr()
+    assert cli.run(["lint", "--cwd", str(ws)]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "unexpected error: RuntimeError: boom" in err
+    log = Path(err.split("details in ", 1)[1].strip())
+    assert log.is_file() and "RuntimeError: boom" in log.read_text()
+    assert cli.run(["no-such-command"]) == 2  # a usage error stays a usage error
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# --- transcripts: every field ----------------------------------------------------------------
+
+def test_a_transcript_timestamp_never_carries_a_secret_or_a_line_break() -> None:
+    from engram import observe
+    from engram.sanitize import PathContext
+
+    aws = TOKENS["aws"]
+    lines = [
+        {"type": "user", "timestamp": f"2026-01-01T00:00:00Z\n{aws}\nalready loaded: x",
+         "sessionId": "s1", "message": {"role": "user", "content": "How do I deploy?"}},
+        {"type": "assistant", "timestamp": "2026-01-01T00:00:05.123Z", "sessionId": "s1",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Run make."}]}},
+    ]
+    raw = "\n".join(json.dumps(line) for line in lines).encode()
+    evidence = observe.build_evidence(raw, "claude", PathContext())
+    assert evidence is not None
+    trace = evidence.data.decode()
+    assert aws not in trace and "already loaded" not in trace
+    turns = [json.loads(line) for line in trace.splitlines()][1:]
+    assert [t["at"] for t in turns] == [None, "2026-01-01T00:00:05.123Z"]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hookkit import call, context, make_workspace, payload, sent_ids
 
-from engram import formats, native_rules, workspace as workspace_module
+from engram import formats, native_rules, paths, workspace as workspace_module
 from engram.card import Card
 
 HOSTILE_IDS = ["../x", "../../etc/passwd", "/etc/passwd", "a/b", "a\\b", "C:\\x", "C:x", "a\x00b",
@@ -101,6 +101,25 @@ def routed(ws: Path) -> list[str]:
                                                    prompt="outsideplan outside plan"))))
 
 
+def _allow_symlinks_for_the_user() -> None:
+    user = Path(paths.user_config_file())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"security": {"follow_symlinks": True}}))
+
+
+def test_a_repository_cannot_switch_on_following_links_out_of_itself(tmp_path: Path,
+                                                                    outside: Path) -> None:
+    ws = tmp_path / "proj"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".agents").mkdir()
+    (ws / ".agents" / ".engram").symlink_to(outside, target_is_directory=True)
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"security": {"follow_symlinks": True}}))
+    assert "outsider" not in routed(ws)
+    loaded = workspace_module.load(ws)
+    assert loaded.settings["security.follow_symlinks"] is False
+    assert any("security.follow_symlinks" in w and "user scope only" in w for w in loaded.warnings)
+
+
 def test_a_memory_root_linked_outside_the_workspace_is_not_followed(tmp_path: Path,
                                                                      outside: Path) -> None:
     ws = tmp_path / "proj"
@@ -111,7 +130,7 @@ def test_a_memory_root_linked_outside_the_workspace_is_not_followed(tmp_path: Pa
     loaded = workspace_module.load(ws)
     assert loaded.roots == () and any("outside the workspace" in w for w in loaded.warnings)
     # ... and followed once the user says so.
-    (ws / ".agents" / "engram.json").write_text(json.dumps({"security": {"follow_symlinks": True}}))
+    _allow_symlinks_for_the_user()
     assert "outsider" in routed(ws)
 
 
@@ -130,7 +149,7 @@ def test_a_folder_linked_outside_from_inside_the_root_is_not_followed(tmp_path: 
     ws = make_workspace(tmp_path / "proj", cards={})
     (ws / ".agents" / ".engram" / "team").symlink_to(outside, target_is_directory=True)
     assert "outsider" not in routed(ws)
-    (ws / ".agents" / "engram.json").write_text(json.dumps({"security": {"follow_symlinks": True}}))
+    _allow_symlinks_for_the_user()
     assert "outsider" in routed(ws)
 
 
