@@ -12,6 +12,20 @@ if TYPE_CHECKING:
     from typing import Any, Final, Mapping
 
 MAX_PROMPT_CHARS: Final = 100_000
+# Payload fields engram stores (the delivery cache key and entry): a longer session or agent id
+# is stored as its hash, so a 5 MB id cannot grow the cache by 5 MB a call.
+MAX_ID_CHARS: Final = 128
+# No real directory has a longer path (PATH_MAX); a longer cwd would cost every walk up it.
+MAX_CWD_CHARS: Final = 4096
+
+
+def bounded_id(value: str) -> str:
+    """`value`, or a stable hash of it when it is longer than MAX_ID_CHARS."""
+    if len(value) <= MAX_ID_CHARS:
+        return value
+    import xxhash
+
+    return "xxh128:" + xxhash.xxh3_128_hexdigest(value.encode("utf-8", "surrogatepass"))
 KEEP_ON_SOURCES: Final = ("resume", "fork")
 
 
@@ -96,7 +110,7 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
     session = dig(payload, fields.get("session", "session_id"))
     cwd = dig(payload, fields.get("cwd", "cwd"))
     if not isinstance(session, (str, int)) or str(session) == "" or not isinstance(cwd, str) \
-            or not _is_absolute(cwd):
+            or not _is_absolute(cwd) or len(cwd) > MAX_CWD_CHARS or "\x00" in cwd:
         # Hosts send an absolute cwd; a relative one would resolve against wherever the hook
         # process happens to run, which is never the user's workspace.
         return None
@@ -131,8 +145,8 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
         allowed = spec.get("reset_triggers")
         resets = not allowed or trigger in allowed
     return Event(
-        host=host, name=name, kind=kind, session=str(session), cwd=cwd,
-        agent=str(agent) if isinstance(agent, (str, int)) and str(agent) else "",
+        host=host, name=name, kind=kind, session=bounded_id(str(session)), cwd=cwd,
+        agent=bounded_id(str(agent)) if isinstance(agent, (str, int)) and str(agent) else "",
         prompt=prompt, paths=tuple(paths), source=source, trigger=trigger, tool=tool,
         transcript_path=_text(payload.get("transcript_path")),
         rule_file=_text(payload.get("file_path")) if kind == "rule_loaded" else "",

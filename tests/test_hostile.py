@@ -307,3 +307,21 @@ def test_a_transcript_timestamp_never_carries_a_secret_or_a_line_break() -> None
     assert aws not in trace and "already loaded" not in trace
     turns = [json.loads(line) for line in trace.splitlines()][1:]
     assert [t["at"] for t in turns] == [None, "2026-01-01T00:00:05.123Z"]
+
+
+# --- unbounded payload fields -------------------------------------------------------------------
+
+def test_a_huge_session_id_is_stored_as_a_hash_and_a_huge_cwd_is_refused(tmp_path: Path) -> None:
+    from engram import event
+
+    ws = make_workspace(tmp_path / "proj")
+    huge = "s" * 5_000_000
+    for _ in range(3):
+        call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="release",
+                               session_id=huge))
+    cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+    assert cache.stat().st_size < 10_000
+    assert event.bounded_id(huge) == event.bounded_id(huge) != event.bounded_id(huge + "t")
+    deep = payload("claude", "UserPromptSubmit.json", ws, prompt="release")
+    deep["cwd"] = str(ws) + "/a" * 100_000
+    assert call("claude", deep) == "{}"
