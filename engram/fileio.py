@@ -84,6 +84,25 @@ def read_bounded(path: "str | os.PathLike[str]", limit: int) -> bytes:
     return data
 
 
+_wait_deadline: "list[float]" = []
+
+
+def set_wait_budget(seconds: "float | None") -> None:
+    """Bound the total time this process waits for locks (file locks here, SQLite's busy
+    wait in the index) from now on; None lifts the bound. A hook sets one per call, so two
+    stalled holders of two different locks cannot add their timeouts past the host's."""
+    _wait_deadline.clear()
+    if seconds is not None:
+        _wait_deadline.append(time.monotonic() + seconds)
+
+
+def wait_left(timeout: float) -> float:
+    """`timeout`, cut to what is left of the wait budget (never below zero)."""
+    if not _wait_deadline:
+        return timeout
+    return max(0.0, min(timeout, _wait_deadline[0] - time.monotonic()))
+
+
 class LockTimeout(Exception):
     """The lock stayed taken for longer than the caller was willing to wait."""
 
@@ -101,7 +120,7 @@ class exclusive_lock:  # noqa: N801 - used like a function: `with exclusive_lock
     def __enter__(self) -> None:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         handle = open(self.path, "a+b")
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + wait_left(self.timeout)
         delay = 0.001
         while not _try_lock(handle):
             if time.monotonic() >= deadline:

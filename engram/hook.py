@@ -9,7 +9,7 @@ import json
 import os
 import time
 
-from engram import delivery, delta, event as event_module
+from engram import delivery, delta, event as event_module, fileio
 from engram.event import Event
 from engram.index import (C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PATH, C_PRIORITY, C_ROOT,
                           C_TITLE, CompiledIndex)
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Final, Mapping
 
 DEFAULT_MAX_TOKENS: Final = 1600
+# All the waiting one call may do for locks (the index's SQLite write lock, the delivery
+# cache's lock), together: well under the 10 s hook timeout Claude, Codex and Gemini get.
+WAIT_BUDGET: Final = 5.0
 EMPTY_ANSWERS: Final = {"hook_specific": "{}", "cursor": "{}", "windsurf": "",
                         "opencode": '{"action": "retain", "text": ""}'}
 
@@ -389,10 +392,19 @@ def handle(host_name: str, raw: bytes, defer: bool = False,
     delivery transaction, before what it delivers is recorded, when it delivers anything.
     Raises on internal errors; the entry point turns any exception into the host's empty
     answer (unless `write` already had the answer)."""
+    started = time.perf_counter()
+    fileio.set_wait_budget(WAIT_BUDGET)
+    try:
+        return _handle(host_name, raw, defer, write, started)
+    finally:
+        fileio.set_wait_budget(None)
+
+
+def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None] | None,
+            started: float) -> str:
     from engram import hosts, observed, workspace as workspace_module
     from engram import index as index_module
 
-    started = time.perf_counter()
     host_def = hosts.load_host(host_name)
     host = host_def["name"]
     runtime = host_def.get("runtime") or {}

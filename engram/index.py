@@ -274,10 +274,12 @@ def _connect(path: str) -> Any:
     import sqlite3
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                         check_same_thread=False)
+    from engram.fileio import wait_left
+
+    busy = wait_left(BUSY_TIMEOUT_MS / 1000)  # a hook's lock waits share one budget
+    db = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
     _connections.append(db)
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
     return db
 
 

@@ -117,7 +117,7 @@ _ASSIGNMENT: Final = re.compile(
     r"(?::=|=>|=|:)[ \t]{0,8}([\"'`]?)([^\s\"'`,;=:]{1,512}={0,2}))"
 )
 # Cheap gate: without one of these words no assignment can have a secret-looking name.
-_SECRET_WORD: Final = re.compile(r"(?i)key|token|secret|pass|pat")
+_SECRET_WORD: Final = re.compile(r"(?i)key|token|secret|pass|pwd")
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_SUFFIXES: Final = ("key", "token", "secret", "apikey", "pat", "passphrase")
 _NOT_SECRET_NAME_PARTS: Final = ("public", "pub", "publishable", "primary", "foreign",
@@ -273,8 +273,8 @@ def _is_password_value(value: str, quoted: bool) -> bool:
         is_wordy(value) and not value.islower())
 
 
-def _pass_assignments(text: str) -> Iterator[tuple[str, int, int]]:
-    for match in _PASS_ASSIGNMENT.finditer(text):
+def _pass_assignments(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
+    for match in _PASS_ASSIGNMENT.finditer(text, start, end):
         if not is_secret_name(match.group(1)):
             continue
         group = next(g for g in (2, 3, 4) if match.group(g) is not None)
@@ -308,12 +308,29 @@ def _scan(text: str) -> Iterator[tuple[str, int, int]]:
     for match in _URL_PASSWORD.finditer(text):
         if not is_placeholder(match.group(1)):
             yield "url-password", match.start(1), match.end(1)
-    if ("=" in text or ":" in text) and _SECRET_WORD.search(text):
-        for match in _ASSIGNMENT.finditer(text):
-            name, value = match.group(1), match.group(3)
-            if is_secret_name(name) and _is_secret_value(name, value):
-                yield "assigned-secret", match.start(3), match.end(3)
-        yield from _pass_assignments(text)
+    if "=" in text or ":" in text:
+        # Assignments never span lines: scan only the lines that hold a secret-like word (a
+        # few in a typical card), not every position of the text.
+        for start, end in _word_lines(text):
+            for match in _ASSIGNMENT.finditer(text, start, end):
+                name, value = match.group(1), match.group(3)
+                if is_secret_name(name) and _is_secret_value(name, value):
+                    yield "assigned-secret", match.start(3), match.end(3)
+            yield from _pass_assignments(text, start, end)
+
+
+def _word_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line holding a secret-like word and an assignment sign."""
+    last_end = -1
+    for match in _SECRET_WORD.finditer(text):
+        if match.start() < last_end:
+            continue
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        end = len(text) if end < 0 else end
+        last_end = end
+        if text.find("=", start, end) >= 0 or text.find(":", start, end) >= 0:
+            yield start, end
 
 
 def _aws_secrets_near(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
@@ -398,9 +415,20 @@ def name_kind(*names: str) -> str | None:
     listed and stored under), else None. A name has no `=` or spaces, so the value shapes are
     what count; separators are read as spaces so `x-AKIA...` is found."""
     for name in names:
+        name = name[:512]
         hits = find_secrets(name) or find_secrets(name.replace("-", " ").replace(".", " "))
         if hits:
             return hits[0].kind
+        # A token glued to words by `_` (`deploy_ghp_...`, `AKIA..._notes`): every piece
+        # between separators, as tokens may themselves hold one (`ghp_`, `github_pat_`).
+        cuts = [0] + [i + 1 for i, c in enumerate(name) if c in "-._"][:24] + [len(name) + 1]
+        for a, start in enumerate(cuts):
+            for end in cuts[a + 1:]:
+                piece = name[start:end - 1]
+                if len(piece) >= 16:
+                    hits = find_secrets(piece)
+                    if hits:
+                        return hits[0].kind
     return None
 
 

@@ -60,3 +60,21 @@ def write_card(root: Path, name: str, text: str) -> Path:
 
 
 os.environ.setdefault("ENGRAM_TESTING", "1")
+
+
+def deny_reading(patch: pytest.MonkeyPatch, path: Path) -> None:
+    """Make `path` unreadable for this process the way chmod 000 is for a non-root user:
+    `open` and `os.open` (engram's bounded reads) raise PermissionError for it."""
+    import builtins
+
+    real_open, real_os_open = builtins.open, os.open
+
+    def guarded(real):  # noqa: ANN001, ANN202
+        def opener(file, *args, **kwargs):  # noqa: ANN001, ANN202
+            if os.fspath(file) == str(path):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(file, *args, **kwargs)
+        return opener
+
+    patch.setattr("builtins.open", guarded(real_open))
+    patch.setattr("os.open", guarded(real_os_open))

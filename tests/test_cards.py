@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_card
+from conftest import deny_reading, write_card
 from engram import index, store, workspace
 from engram.card import Card
 from engram.problems import Problem
@@ -351,23 +351,8 @@ def test_unreadable_file_simulated(workspace: Path, monkeypatch: pytest.MonkeyPa
     _fillers(mem)
     write_card(mem, "good.md", GOOD)
     locked = write_card(mem, "locked.md", "---\ntitle: Locked\n---\nSecret.\n")
-    real_open = open
-
-    def guarded_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
-        if os.fspath(file) == str(locked):
-            raise PermissionError(13, "Permission denied", str(locked))
-        return real_open(file, *args, **kwargs)
-
-    real_os_open = os.open
-
-    def guarded_os_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
-        if os.fspath(file) == str(locked):
-            raise PermissionError(13, "Permission denied", str(locked))
-        return real_os_open(file, *args, **kwargs)
-
     with monkeypatch.context() as patch:  # undo() would also drop the isolation fixture's env
-        patch.setattr("builtins.open", guarded_open)
-        patch.setattr("os.open", guarded_os_open)  # bounded reads open with os.open
+        deny_reading(patch, locked)
         cards, problems = cards_and_problems(workspace)
     assert set(cards) == {"good"}
     assert [(Path(p.path).name, p.code, p.severity) for p in problems] == [

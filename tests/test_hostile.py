@@ -325,3 +325,47 @@ def test_a_huge_session_id_is_stored_as_a_hash_and_a_huge_cwd_is_refused(tmp_pat
     deep = payload("claude", "UserPromptSubmit.json", ws, prompt="release")
     deep["cwd"] = str(ws) + "/a" * 100_000
     assert call("claude", deep) == "{}"
+
+
+def test_two_stalled_lock_holders_cost_one_wait_budget_not_two(tmp_path: Path) -> None:
+    """A stalled process holds the index's SQLite write lock, another the delivery cache's
+    lock; a card changed, so the call needs both. Each wait alone is bounded (5 s and 4 s);
+    together they must stay one budget, well inside the hosts' 10 s."""
+    import sqlite3
+    import time
+
+    from hookkit import run_process
+
+    from engram import fileio, hook, index, workspace
+
+    ws = make_workspace(tmp_path / "proj")
+    stdin = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="release")).encode()
+    assert run_process("claude", stdin).returncode == 0  # the index exists
+    card = ws / ".agents" / ".engram" / "release.md"
+    card.write_text(card.read_text() + "\nEdited.\n")
+    db = sqlite3.connect(index.workspace_index_path(workspace.load(ws)), isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    lock = fileio.exclusive_lock(delivery.cache_path(paths.workspace_key(str(ws.resolve()))) + ".lock")
+    lock.__enter__()
+    try:
+        started = time.monotonic()
+        done = run_process("claude", stdin, timeout=30)
+        elapsed = time.monotonic() - started
+    finally:
+        lock.__exit__(None, None, None)
+        db.execute("ROLLBACK")
+        db.close()
+    assert done.returncode == 0 and done.stdout.strip() == b"{}"
+    # The budget plus process start-up on a loaded machine; two full waits would be 9 s.
+    assert elapsed < hook.WAIT_BUDGET + 2.5 < 10
+
+
+def test_the_wait_budget_cuts_every_later_wait() -> None:
+    from engram import fileio
+
+    fileio.set_wait_budget(0.0)
+    try:
+        assert fileio.wait_left(4.0) == 0.0
+    finally:
+        fileio.set_wait_budget(None)
+    assert fileio.wait_left(4.0) == 4.0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, write_card
+from conftest import REPO, deny_reading, write_card
 from engram import index, store, workspace
 from engram.routing import route_request
 
@@ -142,15 +142,8 @@ def test_fixing_a_broken_file_clears_its_problem(workspace: Path) -> None:
 def test_a_file_made_readable_again_is_loaded(workspace: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     locked = write_card(workspace / MEM, "locked.md", "---\ntitle: Locked\n---\nBody.\n")
-    real_open = open
-
-    def guarded_open(file, *args, **kwargs):  # noqa: ANN001, ANN202
-        if os.fspath(file) == str(locked):
-            raise PermissionError(13, "Permission denied", str(locked))
-        return real_open(file, *args, **kwargs)
-
     with monkeypatch.context() as patch:  # undo() would also drop the isolation fixture's env
-        patch.setattr("builtins.open", guarded_open)
+        deny_reading(patch, locked)
         assert [p.code for p in _load(workspace).problems] == ["unreadable"]
     compiled = _load(workspace)
     assert [c.id for c in compiled.all_cards()] == ["locked"]
