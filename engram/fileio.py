@@ -84,23 +84,30 @@ def read_bounded(path: "str | os.PathLike[str]", limit: int) -> bytes:
     return data
 
 
-_wait_deadline: "list[float]" = []
+_wait_budget: "list[float]" = []  # seconds of lock waiting left to this process, if bounded
 
 
 def set_wait_budget(seconds: "float | None") -> None:
-    """Bound the total time this process waits for locks (file locks here, SQLite's busy
-    wait in the index) from now on; None lifts the bound. A hook sets one per call, so two
-    stalled holders of two different locks cannot add their timeouts past the host's."""
-    _wait_deadline.clear()
+    """Bound the total time this process spends waiting for locks (file locks here, SQLite's
+    write lock in the index) from now on; None lifts the bound. A hook sets one per call, so
+    two stalled holders of two different locks cannot add their timeouts past the host's.
+    Only waiting counts: work done on a busy machine does not eat into it."""
+    _wait_budget.clear()
     if seconds is not None:
-        _wait_deadline.append(time.monotonic() + seconds)
+        _wait_budget.append(seconds)
 
 
 def wait_left(timeout: float) -> float:
     """`timeout`, cut to what is left of the wait budget (never below zero)."""
-    if not _wait_deadline:
+    if not _wait_budget:
         return timeout
-    return max(0.0, min(timeout, _wait_deadline[0] - time.monotonic()))
+    return max(0.0, min(timeout, _wait_budget[0]))
+
+
+def spend_wait(seconds: float) -> None:
+    """Count `seconds` of waiting against the budget."""
+    if _wait_budget:
+        _wait_budget[0] -= max(seconds, 0.0)
 
 
 class LockTimeout(Exception):
@@ -120,14 +127,18 @@ class exclusive_lock:  # noqa: N801 - used like a function: `with exclusive_lock
     def __enter__(self) -> None:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         handle = open(self.path, "a+b")
-        deadline = time.monotonic() + wait_left(self.timeout)
+        started = time.monotonic()
+        deadline = started + wait_left(self.timeout)
         delay = 0.001
-        while not _try_lock(handle):
-            if time.monotonic() >= deadline:
-                handle.close()
-                raise LockTimeout(self.path)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
+        try:
+            while not _try_lock(handle):
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    raise LockTimeout(self.path)
+                time.sleep(delay)
+                delay = min(delay * 2, 0.02)
+        finally:
+            spend_wait(time.monotonic() - started)
         self.handle = handle
 
     def __exit__(self, *exc_info: object) -> None:

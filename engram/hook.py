@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_TOKENS: Final = 1600
 # All the waiting one call may do for locks (the index's SQLite write lock, the delivery
 # cache's lock), together: well under the 10 s hook timeout Claude, Codex and Gemini get.
-WAIT_BUDGET: Final = 5.0
+WAIT_BUDGET: Final = 6.0
 EMPTY_ANSWERS: Final = {"hook_specific": "{}", "cursor": "{}", "windsurf": "",
                         "opencode": '{"action": "retain", "text": ""}'}
 

@@ -274,12 +274,10 @@ def _connect(path: str) -> Any:
     import sqlite3
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    from engram.fileio import wait_left
-
-    busy = wait_left(BUSY_TIMEOUT_MS / 1000)  # a hook's lock waits share one budget
-    db = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                         check_same_thread=False)
     _connections.append(db)
-    db.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return db
 
 
@@ -545,7 +543,7 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     from engram import index_compile
 
     try:
-        db.execute("BEGIN IMMEDIATE")
+        _begin_write(db)
         # Another process may have refreshed while this one waited for the write lock.
         meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
@@ -567,6 +565,22 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
         index_compile.refresh(db, roots, follow, found, scan_problems, {})
         db.execute("COMMIT")
     return CompiledIndex(db, {})
+
+
+def _begin_write(db: Any) -> None:
+    """Take the write lock, waiting no longer than the call's lock-wait budget allows (a hook
+    shares one budget between this and the delivery cache's lock), and count the wait."""
+    import time
+
+    from engram.fileio import spend_wait, wait_left
+
+    db.execute(f"PRAGMA busy_timeout = {int(wait_left(BUSY_TIMEOUT_MS / 1000) * 1000)}")
+    started = time.monotonic()
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    finally:
+        spend_wait(time.monotonic() - started)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def is_damage(exc: BaseException) -> bool:
