@@ -104,6 +104,10 @@ def wait_left(timeout: float) -> float:
     return max(0.0, min(timeout, _wait_budget[0]))
 
 
+def is_wait_budgeted() -> bool:
+    return bool(_wait_budget)
+
+
 def spend_wait(seconds: float) -> None:
     """Count `seconds` of waiting against the budget."""
     if _wait_budget:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 INDEX_FORMAT: Final = 10  # 10: cards carry lint warnings (unknown keys) and every error
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_TIMEOUT_MS: Final = 5000
+HOOK_WRITE_WAIT: Final = 2.0  # seconds a hook waits for the index's write lock
 _MAX_READ: Final = 256 * 1024 + 1  # store.MAX_CARD_BYTES + 1, without importing store
 
 # Card tuple positions (the whole card, body included).
@@ -572,9 +573,14 @@ def _begin_write(db: Any) -> None:
     shares one budget between this and the delivery cache's lock), and count the wait."""
     import time
 
-    from engram.fileio import spend_wait, wait_left
+    from engram.fileio import is_wait_budgeted, spend_wait, wait_left
 
-    db.execute(f"PRAGMA busy_timeout = {int(wait_left(BUSY_TIMEOUT_MS / 1000) * 1000)}")
+    busy = wait_left(BUSY_TIMEOUT_MS / 1000)
+    if is_wait_budgeted():
+        # A hook: the delivery cache's lock keeps its whole wait (it records what was sent);
+        # past this, the index is refreshed in memory for this call instead.
+        busy = min(busy, HOOK_WRITE_WAIT)
+    db.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
     started = time.monotonic()
     try:
         db.execute("BEGIN IMMEDIATE")
