@@ -390,3 +390,15 @@ def test_a_body_closing_geminis_wrapper_is_not_routed_on_next_turn(tmp_path: Pat
     second = context(call("gemini", payload("gemini", "BeforeAgent.json", ws, prompt=echoed,
                                             session_id="g2")))
     assert sent_ids(second) == ["llama"]
+
+
+def test_import_and_init_never_hang_on_a_fifo(tmp_path: Path) -> None:
+    import os
+
+    ws = make_workspace(tmp_path / "proj")
+    os.mkfifo(ws / "CLAUDE.md")
+    result = _cli("import", "CLAUDE.md", "--dry-run", cwd=ws)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "CLAUDE.md" in result.stderr
+    result = _cli("init", "--no-input", cwd=ws)  # looks at CLAUDE.md to find instructions
+    assert result.returncode in (0, 1) and "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ from engram.errors import EngramError
 
 JSON_VERSION = 1
 ARCHIVE = "archive"  # under the memory folder: reserved, never routed
+MAX_SOURCE_BYTES = 8 * 1024 * 1024  # an instruction file to split; a larger one is not one
 
 
 def folder_name(relative: str) -> str:
@@ -83,8 +84,8 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
     reports: list[dict[str, Any]] = []
     for file in files:
         source = (cwd / file).resolve() if not file.is_absolute() else file
-        try:
-            text = source.read_text(encoding="utf-8")
+        try:  # a regular file, bounded: a FIFO or device in its place must not hang import
+            text = fileio.read_bounded(source, MAX_SOURCE_BYTES).decode("utf-8")
         except FileNotFoundError:
             raise EngramError(f"{file}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -68,8 +68,10 @@ def _rule_files(folder: Path) -> int:
 
 def _is_pointer(path: Path) -> bool:
     """A file `engram import --replace` already swapped for a pointer to the cards."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    from engram.fileio import read_bounded
+
+    try:  # bounded and regular only: a FIFO planted as CLAUDE.md must not hang init
+        text = read_bounded(path, 1024 * 1024).decode("utf-8", errors="replace")
     except OSError:
         return False
     return len(text) < 1000 and POINTER_MARK in text

@@ -30,7 +30,13 @@ def run(*, file: Path, yes: bool, cwd: Path) -> int:
         raise EngramError(f"no such inbox file: {file}") from None
     if not stat.S_ISREG(info.st_mode) or info.st_size > promote.MAX_WRAPPER_BYTES:
         raise EngramError(f"{file} is not a regular inbox file of at most 8 MiB")
-    wrapper = promote.read_wrapper(path.read_text(encoding="utf-8", errors="replace"))
+    from engram.fileio import read_bounded
+
+    try:  # the checked file, bounded: a swap for a FIFO after the lstat must not hang
+        raw = read_bounded(path, promote.MAX_WRAPPER_BYTES)
+    except OSError as exc:
+        raise EngramError(f"{file} is not a regular inbox file of at most 8 MiB ({exc})") from None
+    wrapper = promote.read_wrapper(raw.decode("utf-8", errors="replace"))
     _show_related(space, wrapper)
     written = promote.promote(wrapper, space.memory_dir, yes=yes, stdin=sys.stdin,
                               stdout=sys.stdout, editor=_editor())
