@@ -43,11 +43,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+TALLY: dict[str, dict[str, int]] = {}  # "<client> <version>" -> {outcome: count}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each e2e test's outcome under its client and version (the matrix counts)."""
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    path, _, name = report.nodeid.partition("::")
+    client = Path(path).stem.replace("test_e2e_", "")
+    version = name.rsplit("[", 1)[1].rstrip("]") if name.endswith("]") else ""
+    if client not in clients.CLIENTS:  # the broken-install test is parametrized by client
+        client, version = version, ""
+    if client not in clients.CLIENTS:
+        return
+    version = version if version in clients.versions(client) else clients.versions(client)[0]
+    outcome = "xfailed" if hasattr(report, "wasxfail") and report.skipped else \
+        "xpassed" if hasattr(report, "wasxfail") else report.outcome
+    tally = TALLY.setdefault(f"{client} {version}", {})
+    tally[outcome] = tally.get(outcome, 0) + 1
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if not harness.REPORT:
         return
     write = terminalreporter.write_line
     terminalreporter.section("engram end-to-end")
+    for label, tally in sorted(TALLY.items()):
+        write(f"matrix {label}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(tally.items())))
     for client, entry in harness.REPORT.items():
         if entry.get("skipped"):
             write(f"{client}: SKIPPED: {entry['skipped']}")
