@@ -51,6 +51,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
         return
     path, _, name = report.nodeid.partition("::")
+    if Path(path).parent.name != E2E_DIR.name:  # a unit test of the same session
+        return
     client = Path(path).stem.replace("test_e2e_", "")
     version = name.rsplit("[", 1)[1].rstrip("]") if name.endswith("]") else ""
     if client not in clients.CLIENTS:  # the broken-install test is parametrized by client
