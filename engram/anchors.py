@@ -67,3 +67,26 @@ def named_in_prompt(prompt: str, cwd: str, root: str,
             if len(found) >= MAX_PROMPT_PATHS:
                 break
     return found
+
+
+# Folder names that say nothing about what a file is about.
+_PLAIN_DIRS: Final = frozenset({"src", "lib", "app", "apps", "packages", "pkg", "internal", "test",
+                                "tests", "spec", "source", "sources", "main", "java", "python",
+                                "js", "ts", "dist", "build", "public", "static", "assets"})
+
+
+def name_words(paths: list[str]) -> str:
+    """The words in touched files' names (the file name without its extension, and its
+    folder's name): a card that says what those files are about, without globs, still routes
+    (`web/src/locales/de/tasks.json` -> "locales de tasks")."""
+    words: list[str] = []
+    for path in paths:
+        parts = [p for p in path.replace("\\", "/").split("/") if p]
+        if not parts:
+            continue
+        name = parts[-1]
+        # `tasks.json` -> "tasks"; a dot file names itself: `.env.example` -> "env example".
+        stem = name.split(".")[0] if not name.startswith(".") else name.strip(".").replace(".", " ")
+        folder = parts[-2] if len(parts) > 1 and parts[-2].lower() not in _PLAIN_DIRS else ""
+        words.extend(w for w in (folder, stem) if w)
+    return " ".join(words).replace("-", " ").replace("_", " ")

@@ -158,8 +158,13 @@ class HookCall:
         from engram.routing import route_request
 
         result = route_request(self.index, self.workspace.location, self.event.cwd, "",
-                               list(self.event.paths), 10_000, include_always=False)
-        return [s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)]
+                               list(self.event.paths), 10_000, include_always=False,
+                               name_words=True)
+        # Glob matches first; then cards whose title, tags or description name the files.
+        by_glob = [s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)]
+        by_name = [s.slot for s in result.selected if s.slot not in by_glob
+                   and any(r.kind in ("tag", "text") for r in s.reasons)]
+        return by_glob + by_name
 
     def slots_for_keys(self, keys: list[str]) -> list[int]:
         slots: list[int] = []

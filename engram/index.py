@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 10  # 10: cards carry lint warnings (unknown keys) and every error
+INDEX_FORMAT: Final = 11  # 10: cards carry lint warnings (unknown keys) and every error
+# 11: head sizes per card and head counts per term (routing by what a card says it is about)
 _PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_TIMEOUT_MS: Final = 5000
 HOOK_WRITE_WAIT: Final = 2.0  # seconds a hook waits for the index's write lock
@@ -51,7 +52,9 @@ CREATE TABLE IF NOT EXISTS cards (
     hash TEXT, card BLOB, row BLOB, terms BLOB, problems BLOB, secret INTEGER DEFAULT 0,
     len0 INTEGER DEFAULT 0, len1 INTEGER DEFAULT 0, len2 INTEGER DEFAULT 0,
     len3 INTEGER DEFAULT 0);
-CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, slots BLOB, keys BLOB);
+CREATE TABLE IF NOT EXISTS heads (slot INTEGER PRIMARY KEY, size INTEGER);
+CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, slots BLOB, keys BLOB,
+    heads INTEGER DEFAULT 0);
 CREATE TABLE IF NOT EXISTS tags (term TEXT, slot INTEGER, tag TEXT, terms TEXT);
 CREATE INDEX IF NOT EXISTS tags_term ON tags(term);
 CREATE INDEX IF NOT EXISTS tags_slot ON tags(slot);
@@ -96,6 +99,8 @@ class CompiledIndex:
         self._cards: dict[int, Card] = {}
         self._regex: dict[int, Any] = {}
         self._active: set[int] | None = None
+        self._heads: dict[str, int] = {}
+        self._postings: dict[str, tuple[array, array]] = {}
         self.data = _MetaView(self)
 
     def meta(self, key: str) -> Any:
@@ -177,13 +182,49 @@ class CompiledIndex:
     def postings(self, term: str) -> tuple[array, array]:
         """(slots, keys) for a term, most relevant first: impact and field code are
         `65535 - key` split as `impact << 2 | field` (see `_posting_key`)."""
+        cached = self._postings.get(term)
+        if cached is not None:
+            return cached
         slots, keys = array("I"), array("H")
-        found = self.db.execute("SELECT slots, keys FROM postings WHERE term = ?",
+        found = self.db.execute("SELECT slots, keys, heads FROM postings WHERE term = ?",
                                 (term,)).fetchone()
         if found:
             slots.frombytes(found[0])
             keys.frombytes(found[1])
+            self._heads[term] = found[2] or 0
+        # Explaining the selected cards reads the same postings again.
+        self._postings[term] = (slots, keys)
         return slots, keys
+
+    def head_phrases(self, phrases: list[str]) -> dict[str, array]:
+        """phrase -> the slots whose head holds it, for the phrases the index knows (one
+        query for all of a prompt's phrases)."""
+        found: dict[str, array] = {}
+        for start in range(0, len(phrases), 500):
+            chunk = phrases[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for term, blob in self.db.execute(
+                    f"SELECT term, slots FROM postings WHERE term IN ({marks})", chunk):
+                slots = array("I")
+                slots.frombytes(blob)
+                found[term] = slots
+        return found
+
+    def head_count(self, term: str) -> int:
+        """How many cards hold `term` in their head (title, tags, card line); read with the
+        term's postings."""
+        return self._heads.get(term, 0)
+
+    def head_sizes(self, slots: Iterable[int]) -> dict[int, int]:
+        """slot -> how many distinct terms its head (title and id, tags, card line) holds."""
+        wanted = list(slots)
+        sizes: dict[int, int] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            sizes.update(self.db.execute(
+                f"SELECT slot, size FROM heads WHERE slot IN ({marks})", chunk))
+        return sizes
 
     def tags_for(self, term: str) -> list[tuple[int, str, tuple[str, ...]]]:
         """(slot, tag, tag terms) of the tags whose first term is `term`."""

@@ -51,11 +51,16 @@ def _field_terms(card: Card) -> dict[str, list[int]]:
     sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
                " ".join(card.tags), card.card, card.body)
     for position, source in enumerate(sources):
-        for term, tf in Counter(text.terms(source)).items():  # counted in C
-            found = counts.get(term)
-            if found is None:
-                found = counts[term] = [0, 0, 0, 0]
-            found[position] = tf
+        found = text.terms(source)
+        for term, tf in Counter(found).items():  # counted in C
+            entry = counts.get(term)
+            if entry is None:
+                entry = counts[term] = [0, 0, 0, 0]
+            entry[position] = tf
+        if position < 3:
+            # Head phrases: "server action" in a title is more than "server" and "action".
+            for phrase in text.phrases(found):
+                counts.setdefault(phrase, [0, 0, 0, 0])[position] += 1
     return counts
 
 
@@ -89,6 +94,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
              in (meta.get("stat") or {}).items()}
     if meta.get("roots") != _roots_signature(roots, follow) or meta.get("py") != _PY:
         db.execute("DELETE FROM cards")
+        db.execute("DELETE FROM heads")
         db.execute("DELETE FROM postings")
         db.execute("DELETE FROM tags")
         db.execute("DELETE FROM meta")
@@ -144,17 +150,23 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
                         marshal.dumps(_card_tuple(card)) if card is not None else None, row,
                         marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
-                        int(_holds_secret(card)), *postings.slot_lengths(terms), int(unreadable)))
+                        int(_holds_secret(card)), *postings.slot_lengths(terms),
+                        postings.head_size(terms), int(unreadable)))
     db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
                    "terms, problems, secret, len0, len1, len2, len3) "
                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [p[:15] for p in pending])
-    retry = {p[1] for p in pending if p[15]}
+    # Head sizes in a table of their own: the router reads them for hundreds of cards, and a
+    # column after the card blobs would make SQLite walk their overflow pages for each.
+    db.executemany("INSERT OR REPLACE INTO heads (slot, size) VALUES (?, ?)",
+                   [(p[0], p[15]) for p in pending])
+    retry = {p[1] for p in pending if p[16]}
     for path in [p for p in known if p not in seen]:
         slot = known[path][0]
         previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
         if previous and previous[0]:
             removed[slot] = marshal.loads(previous[0])
         db.execute("DELETE FROM cards WHERE slot = ?", (slot,))
+        db.execute("DELETE FROM heads WHERE slot = ?", (slot,))
     if averages is None:
         averages = postings.averages(db)
         every = db.execute("SELECT COUNT(*) FROM cards WHERE card IS NOT NULL").fetchone()[0]

@@ -19,7 +19,20 @@ _SLOT_MASK: Final = 0xFFFFFFFF
 
 
 def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
-    return [sum(column) for column in zip(*terms.values())] if terms else [0, 0, 0, 0]
+    """Field lengths in terms (head phrases, keys with a space, are not words of a field)."""
+    words = [counts for term, counts in terms.items() if " " not in term]
+    return [sum(column) for column in zip(*words)] if words else [0, 0, 0, 0]
+
+
+def head_size(terms: dict[str, list[int]]) -> int:
+    """Distinct terms in a card's head (title and id, tags, card line)."""
+    return sum(1 for term, counts in terms.items()
+               if " " not in term and (counts[0] or counts[1] or counts[2]))
+
+
+def head_count(keys: array) -> int:
+    """How many of a term's postings are in a head field (field code 0-2: key & 3 != 0)."""
+    return sum(1 for key in keys if key & 3)
 
 
 def posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
@@ -85,7 +98,7 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
                 changes[term] = [posting]
             else:
                 entry.append(posting)
-    writes: list[tuple[str, bytes, bytes]] = []
+    writes: list[tuple[str, bytes, bytes, int]] = []
     deletes: list[tuple[str]] = []
     from bisect import bisect_right
 
@@ -94,8 +107,9 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
         found = db.execute("SELECT slots, keys FROM postings WHERE term = ?", (term,)).fetchone()
         if not found:
             if added_here:
+                new_keys = array("H", [p >> 32 for p in added_here])
                 writes.append((term, array("I", [p & _SLOT_MASK for p in added_here]).tobytes(),
-                               array("H", [p >> 32 for p in added_here]).tobytes()))
+                               new_keys.tobytes(), head_count(new_keys)))
             continue
         # A common term has a posting for most cards: edit the packed arrays in place (index,
         # delete, bisect and insert all run in C) rather than rebuilding them in Python.
@@ -117,9 +131,10 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
         if not slots:
             deletes.append((term,))
             continue
-        writes.append((term, slots.tobytes(), keys.tobytes()))
+        writes.append((term, slots.tobytes(), keys.tobytes(), head_count(keys)))
     db.executemany("DELETE FROM postings WHERE term = ?", deletes)
-    db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys) VALUES (?, ?, ?)", writes)
+    db.executemany("INSERT OR REPLACE INTO postings (term, slots, keys, heads) VALUES (?, ?, ?, ?)",
+                   writes)
 
 
 def rebuild_postings(db: Any, averages: list[float],

@@ -2,8 +2,18 @@
 compiled index and the values it is given.
 
 Text relevance is BM25F over four fields (title+id, tags, one-line card, body) with positive
-IDF only; a prompt term equal to a card's tag always counts, however common the tag. Paths
-match `applies_to` globs. A prompt with nothing relevant selects nothing but `always` cards."""
+IDF only; it orders the cards. Which cards a prompt selects is decided by what each card says
+it is about, its *head* (title, tags, one-line card/description):
+  - a card is selected when the prompt names enough of its head: the head words the prompt
+    matched, each weighted by how rare it is among heads (a word in more than half of all
+    cards weighs nothing), times the share of the head matched
+    (so "Prisma Usage" is well covered by a Prisma question, a long description that shares
+    one generic word is not), at least HEAD_MIN and at least HEAD_RELATIVE of the best card's;
+  - a prompt word equal to one of a card's tags always selects it, however common the tag;
+  - evidence only in bodies (generic words summed over long texts) selects at most one card,
+    the best text hit, and only on enough evidence (see `_body_best`).
+Paths match `applies_to` globs. A prompt with nothing relevant selects nothing but `always`
+cards."""
 
 from __future__ import annotations
 
@@ -21,16 +31,31 @@ if TYPE_CHECKING:
 FIELD_WEIGHTS: Final = (3.0, 4.0, 2.0, 1.0)
 FIELD_B: Final = (0.3, 0.0, 0.3, 0.75)
 FIELD_NAMES: Final = ("title", "tags", "card", "body")
+# How a card author calls each field (`route --explain`): the card line is Cursor's and
+# Copilot's `description`.
+FIELD_WORDS: Final = ("title", "tags", "description", "body")
 K1: Final = 1.2
 TAG_BONUS: Final = 1.5
 PATH_SCORE: Final = 10.0
-# Abstention: a card needs this much text evidence to be selected by text alone.
+# Head evidence needed to select a card on text, at REFERENCE_CARDS cards (scaled like
+# MIN_TEXT_SCORE), and the share of the best card's head evidence a card must reach.
+HEAD_MIN: Final = 1.0
+HEAD_RELATIVE: Final = 0.5
+# A prompt phrase found in a card's head adds this share of its head IDF.
+PHRASE_WEIGHT: Final = 0.5
+# The best text hit with evidence only in its body needs this much text score and three
+# distinct prompt words, or a head match on a word that is not generic (found in at most
+# GENERIC_SHARE of the cards) ...
 MIN_TEXT_SCORE: Final = 2.2
-# ... and must reach this share of the best text score in the same query (0.5: less than half
-# the best evidence is a tail match; tuned on a dev set, see docs/performance.md).
-RELATIVE_CUT: Final = 0.5
-# The store size MIN_TEXT_SCORE was tuned at (the smallest labelled set); smaller stores get a
-# proportionally lower bar (see min_text_score).
+BODY_TERMS: Final = 3
+GENERIC_SHARE: Final = 0.5
+# ... or a prompt word no other card holds ("use structlog"), weighty in its body (impact, 0-1)
+# and most of the prompt's words matched, so one rare word in a long text (small talk that
+# happens to name it) does not select it.
+UNIQUE_IMPACT: Final = 0.4
+UNIQUE_QUERY_SHARE: Final = 0.75
+# The store size MIN_TEXT_SCORE and HEAD_MIN were set at (the smallest labelled set); smaller
+# stores get a proportionally lower bar (see size_factor).
 REFERENCE_CARDS: Final = 24
 MAX_PATHS: Final = 256
 # Bounded work per query: the most relevant postings of each term, the first query terms.
@@ -41,8 +66,12 @@ DEFAULT_LIMIT: Final = 8
 
 @frozen
 class Reason:
-    kind: str  # path | text | tag | always | dependency
+    """Why a card was selected (or, from `explain_card`, not). `kind` is path | text | tag |
+    always | dependency | cut; `detail` is a sentence for a card author; `words` the prompt
+    words behind a text reason as (word, field) pairs, field one of FIELD_WORDS."""
+    kind: str
     detail: str
+    words: tuple = ()
 
 
 @frozen
@@ -66,39 +95,104 @@ class Query:
 class RouteResult:
     selected: tuple[Selection, ...]
     warnings: tuple[str, ...] = ()
+    limit: int = DEFAULT_LIMIT
+    # The cards that took the `limit` places; the rest of `selected` came on top of the limit:
+    # always cards and the dependencies the ranked cards need.
+    ranked: tuple[str, ...] = ()
+    # Cards (slots) that qualified but fell below the limit.
+    over_limit: tuple[int, ...] = ()
+    # `_evidence` (set by `route`, not a field: it takes no part in equality): the text
+    # evidence and cut of this prompt, for `why`.
 
     @property
     def ids(self) -> list[str]:
         return [s.id for s in self.selected]
 
+    @property
+    def beyond_limit(self) -> list[str]:
+        ranked = set(self.ranked)
+        return [s.id for s in self.selected if s.id not in ranked]
+
+    def with_warnings(self, warnings: tuple[str, ...]) -> RouteResult:
+        changed = self.replace(warnings=warnings + self.warnings)
+        object.__setattr__(changed, "_evidence", getattr(self, "_evidence", None))
+        return changed
+
+    def near_misses(self, index: CompiledIndex, count: int = 3) -> list[str]:
+        """The best-scoring cards that matched prompt words but were not selected."""
+        evidence = getattr(self, "_evidence", None)
+        if evidence is None:
+            return []
+        scores = evidence[0].scores
+        shown = set(self.ids)
+        slots = sorted((slot for slot in scores), key=lambda slot: (-scores[slot], slot))
+        out: list[str] = []
+        for slot in slots:
+            card_id = index.row(slot)[C_ID]
+            if card_id not in shown:
+                out.append(card_id)
+                if len(out) >= count:
+                    break
+        return out
+
+    def why(self, index: CompiledIndex, card_id: str) -> list[Reason]:
+        """The text verdict on any card of the index, selected or not: which prompt words it
+        matched where, and how it stood against the cut. Empty for an unknown id."""
+        slot = index.slot_of(card_id)
+        evidence = getattr(self, "_evidence", None)
+        if slot is None or evidence is None:
+            return []
+        text_hits, cut = evidence
+        verdict = text_verdict(text_hits, cut, slot)
+        words = text_hits.matched_words(slot) if slot in text_hits.scores else []
+        out = [Reason(verdict.kind, verdict.detail, tuple(words))]
+        if words:
+            out.append(Reason("text", "matched " + describe_words(words), tuple(words)))
+        if slot in self.over_limit:
+            out.append(Reason("cut", f"qualified, but {self.limit} cards ranked above it (the limit)"))
+        return out
+
 
 class _TextHits:
-    """Text scores for one prompt. Reasons are built only for the cards that get selected:
+    """Text evidence for one prompt. Reasons are built only for the cards that get selected:
     scoring touches hundreds of postings, explaining touches a handful of cards."""
 
     def __init__(self, index: CompiledIndex, prompt: str) -> None:
         self.index = index
-        self.terms = list(dict.fromkeys(text.terms(prompt)))[:MAX_QUERY_TERMS]
+        self.words = text.term_words(prompt)
+        self.terms = list(self.words)[:MAX_QUERY_TERMS]
+        self.sequence = text.terms(prompt)
+        self.phrases: dict[int, list[str]] = {}  # slot -> prompt phrases its head holds
         self.scores: dict[int, float] = {}
         self.hits: dict[int, int] = {}  # slot -> bitmask of the query terms it matched
-        self.strong: set[int] = set()
+        self.head_hits: dict[int, int] = {}  # ... of those matched in its head
+        self.head_weight: dict[int, float] = {}  # slot -> sum of head IDF of head matches
+        self.unique: dict[int, float] = {}  # slot -> impact of a query term no other card has
+        self.df: list[int] = [0] * len(self.terms)
         self.tags: dict[int, list[str]] = {}
+        self.count = 0
         if self.terms and index.active:
             self._score()
 
     def _score(self) -> None:
         active = self.index.active_set()
-        count = len(active)
-        scores, hits, strong = self.scores, self.hits, self.strong
-        scores_get, hits_get = scores.get, hits.get
+        count = self.count = len(active)
+        scores, hits, head_hits, head_weight = self.scores, self.hits, self.head_hits, self.head_weight
+        scores_get, hits_get, head_get = scores.get, hits.get, head_hits.get
         for number, term in enumerate(self.terms):
             slots, keys = self.index.postings(term)
-            df = len(slots)
+            df = self.df[number] = len(slots)
             if not df:
                 continue
             idf = math.log(1.0 + max(count - df + 0.5, 0.5) / (df + 0.5))
+            heads = self.index.head_count(term)
+            head_idf = math.log(1.0 + max(count - heads + 0.5, 0.5) / (heads + 0.5))
+            # A word found in more than half the cards says nothing about any one of them.
+            if df > GENERIC_SHARE * count:
+                head_idf = 0.0
             weight = idf / IMPACT_LEVELS
             bit = 1 << number
+            weight_get = head_weight.get
             for position in range(min(df, MAX_POSTINGS_PER_TERM)):
                 slot = slots[position]
                 if slot not in active:
@@ -107,7 +201,11 @@ class _TextHits:
                 scores[slot] = scores_get(slot, 0.0) + weight * (packed >> 2)
                 hits[slot] = hits_get(slot, 0) | bit
                 if packed & 3 != 3:
-                    strong.add(slot)
+                    head_hits[slot] = head_get(slot, 0) | bit
+                    if head_idf:
+                        head_weight[slot] = weight_get(slot, 0.0) + head_idf
+            if df == 1 and slots[0] in active:
+                self.unique[slots[0]] = ((65535 - keys[0]) >> 2) / IMPACT_LEVELS
         query_set = set(self.terms)
         for term in self.terms:
             for slot, tag, tag_terms in self.index.tags_for(term):
@@ -118,25 +216,90 @@ class _TextHits:
                         found.append(tag)
         for slot, tags in self.tags.items():
             scores[slot] = scores_get(slot, 0.0) + TAG_BONUS * len(tags)
+        # A prompt phrase a card's head holds ("server action") adds its rarity among heads,
+        # for the cards already matched in their heads.
+        prompt_phrases = [p for p in dict.fromkeys(text.phrases(self.sequence))
+                          if p not in self.terms][:MAX_QUERY_TERMS]
+        if prompt_phrases and head_hits:
+            for phrase, slots in self.index.head_phrases(prompt_phrases).items():
+                heads = len(slots)
+                weight = PHRASE_WEIGHT * math.log(1.0 + max(count - heads + 0.5, 0.5) / (heads + 0.5))
+                for slot in slots:
+                    if slot in head_hits and slot in active:
+                        head_weight[slot] = head_weight.get(slot, 0.0) + weight
+                        self.phrases.setdefault(slot, []).append(phrase)
+        self.head_size: dict[int, int] = {}
 
-    def is_eligible(self, slot: int) -> bool:
-        """Enough evidence to select a card on text alone: a match in a strong field (title,
-        tags, card line), an exact tag, or three distinct terms."""
-        return slot in self.strong or slot in self.tags or bin(self.hits.get(slot, 0)).count("1") >= 3
+    def head_evidence(self, slot: int) -> float:
+        """Head IDF of the prompt words in the card's head, times the share of its head they
+        cover."""
+        mask = self.head_hits.get(slot, 0)
+        if not mask:
+            return 0.0
+        if slot not in self.head_size:
+            self.head_size.update(self.index.head_sizes([slot]))
+        matched = bin(mask).count("1")
+        return self.head_weight.get(slot, 0.0) * matched / max(self.head_size.get(slot, 0), matched)
 
-    def reasons(self, slot: int) -> list[Reason]:
-        reasons = [Reason("tag", tag) for tag in self.tags.get(slot, ())]
+    def fetch_head_sizes(self, floor: float) -> list[int]:
+        """The cards whose head evidence can reach `floor` (it is at most their head weight),
+        with their head sizes read in one query."""
+        slots = [slot for slot, weight in self.head_weight.items() if weight >= floor]
+        if slots:
+            self.head_size.update(self.index.head_sizes(slots))
+        return slots
+
+    def body_best_ok(self, slot: int, threshold: float) -> bool:
+        """Enough evidence for the best text hit to be selected whatever its fields."""
         mask = self.hits.get(slot, 0)
-        details = []
+        matched = bin(mask).count("1")
+        score = self.scores.get(slot, 0.0)
+        if score >= threshold:
+            if matched >= BODY_TERMS:
+                return True
+            head = self.head_hits.get(slot, 0)
+            if any(head & (1 << n) and self.df[n] <= GENERIC_SHARE * self.count
+                   for n in range(len(self.terms))):
+                return True
+        return (self.unique.get(slot, 0.0) >= UNIQUE_IMPACT
+                and matched >= UNIQUE_QUERY_SHARE * len(self.terms))
+
+    def matched_words(self, slot: int) -> list[tuple[str, str]]:
+        """(prompt word, field) for each prompt word the card matched; field is the strongest
+        head field holding it, else the body."""
+        mask = self.hits.get(slot, 0)
+        found = []
         for number, term in enumerate(self.terms):
             if not mask & (1 << number):
                 continue
             slots, keys = self.index.postings(term)
             field = (65535 - keys[slots.index(slot)]) & 3
-            details.append(f"{term} ({FIELD_NAMES[field]})")
-        if details:
-            reasons.append(Reason("text", "matched " + ", ".join(details)))
+            found.append((self.words[term], FIELD_WORDS[field]))
+        return found
+
+    def reasons(self, slot: int) -> list[Reason]:
+        reasons = [Reason("tag", tag, ((tag, "tags"),)) for tag in self.tags.get(slot, ())]
+        words = self.matched_words(slot)
+        if words:
+            reasons.append(Reason("text", "matched " + describe_words(words), tuple(words)))
         return reasons
+
+
+CUT_RULE: Final = (
+    "a card is selected on text when the prompt names enough of what its title, tags and "
+    f"description say (at least {HEAD_RELATIVE:.0%} of the best card's match, and a minimum "
+    "that rare words meet easily); words found only in a card's body select only the single "
+    "best match; a tag the prompt names always selects its card; a touched file matching "
+    "`applies_to` always selects its card")
+
+
+def describe_words(words: list[tuple[str, str]]) -> str:
+    """'"server", "action" in the title; "delete" in the body'."""
+    by_field: dict[str, list[str]] = {}
+    for word, field in words:
+        by_field.setdefault(field, []).append(f'"{word}"')
+    order = [f for f in FIELD_WORDS if f in by_field]
+    return "; ".join(f"{', '.join(by_field[f])} in the {f}" for f in order)
 
 
 def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> dict[int, list[Reason]]:
@@ -162,14 +325,87 @@ def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> di
     return found
 
 
-def min_text_score(cards: int) -> float:
-    """MIN_TEXT_SCORE, scaled down for stores smaller than REFERENCE_CARDS: IDF, and with it
-    every text score, grows with the store, so a fixed bar would keep a new user's first few
-    cards from routing by text at all."""
+def size_factor(cards: int) -> float:
+    """1.0 from REFERENCE_CARDS cards up, lower below: IDF, and with it every text score,
+    grows with the store, so a fixed bar would keep a new user's first few cards from
+    routing by text at all."""
     def best_idf(count: int) -> float:
         return math.log(1.0 + max(count - 0.5, 0.5) / 1.5)
 
-    return MIN_TEXT_SCORE * min(1.0, best_idf(max(cards, 1)) / best_idf(REFERENCE_CARDS))
+    return min(1.0, best_idf(max(cards, 1)) / best_idf(REFERENCE_CARDS))
+
+
+def min_text_score(cards: int) -> float:
+    return MIN_TEXT_SCORE * size_factor(cards)
+
+
+@frozen
+class TextCut:
+    """The text selection of one prompt, kept so that any card's verdict can be explained."""
+    head_min: float
+    head_bar: float  # max(head_min, HEAD_RELATIVE * best head evidence)
+    best_head: float
+    best_slot: int | None  # the best text hit
+    best_ok: bool  # ... and whether it had enough evidence to be selected
+    threshold: float
+
+
+def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
+    factor = size_factor(cards)
+    head_min = HEAD_MIN * factor
+    evidence = {slot: text_hits.head_evidence(slot)
+                for slot in text_hits.fetch_head_sizes(head_min)}
+    best_head = max(evidence.values(), default=0.0)
+    bar = max(head_min, HEAD_RELATIVE * best_head)
+    chosen = {slot for slot, value in evidence.items() if value >= bar}
+    chosen.update(text_hits.tags)
+    scores = text_hits.scores
+    best_slot = max(scores, key=lambda slot: (scores[slot], -slot), default=None)
+    threshold = MIN_TEXT_SCORE * factor
+    best_ok = best_slot is not None and text_hits.body_best_ok(best_slot, threshold)
+    if best_ok:
+        chosen.add(best_slot)
+    return chosen, TextCut(head_min, bar, best_head, best_slot, best_ok, threshold)
+
+
+def text_verdict(text_hits: _TextHits, cut: TextCut, slot: int) -> Reason:
+    """Why the text evidence selected a card or not, in a card author's words: kind
+    "selected" or "cut"."""
+    if slot not in text_hits.scores:
+        return Reason("cut", "no word of the prompt appears in this card")
+    if slot in text_hits.tags:
+        return Reason("selected", "the prompt names one of its tags")
+    head = text_hits.head_evidence(slot)
+    mask = text_hits.head_hits.get(slot, 0)
+    matched = bin(mask).count("1")
+    size = max(text_hits.head_size.get(slot, 0), matched)
+    share = f"{matched} of the {size} words of its title, tags and description"
+    relative = f"{head / cut.best_head:.0%} of the best card's headline match" if cut.best_head \
+        else "no headline match"
+    phrases = text_hits.phrases.get(slot)
+    if phrases:
+        typed = [" ".join(text_hits.words.get(t, t) for t in p.split(" ")) for p in phrases]
+        share += " (with the phrase" + ("s " if len(typed) > 1 else " ") + \
+            ", ".join(f'"{p}"' for p in typed) + ")"
+    if mask and head >= cut.head_bar:
+        return Reason("selected", f"the prompt names {share}; {relative}, at least "
+                                  f"{HEAD_RELATIVE:.0%} is needed")
+    if slot == cut.best_slot and cut.best_ok:
+        return Reason("selected", "the best text match of all cards, with enough evidence "
+                                  "although it is mostly in the body")
+    if not mask:
+        why = "the prompt's words appear only in its body"
+    elif head < cut.head_min:
+        why = (f"the prompt names {share}, too little: those words are common among the "
+               "cards' headlines, or a small part of a long one")
+    else:
+        why = f"the prompt names {share}; {relative}, under the {HEAD_RELATIVE:.0%} needed"
+    if slot == cut.best_slot:
+        why += (f"; it is the best text match, but with too little evidence (fewer than "
+                f"{BODY_TERMS} prompt words and no rare word in its headline)")
+    else:
+        why += "; on body words only the single best text match is selected"
+    return Reason("cut", "not selected: " + why)
 
 
 def route(index: CompiledIndex, query: Query) -> RouteResult:
@@ -188,16 +424,10 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     for slot, reasons in path_hits.items():
         score = text_hits.scores.get(slot, 0.0)
         ranked[slot] = (PATH_SCORE + score, reasons + (text_hits.reasons(slot) if score else []))
-    threshold = min_text_score(len(index.active))
-    eligible = {slot: score for slot, score in text_hits.scores.items()
-                if score >= threshold and text_hits.is_eligible(slot)}
-    best = max(eligible.values(), default=0.0)
-    for slot, score in text_hits.scores.items():
-        if slot in ranked:
-            continue
-        # An exact tag match always counts, however many cards share the tag.
-        if slot in text_hits.tags or (slot in eligible and score >= RELATIVE_CUT * best):
-            ranked[slot] = (score, None)
+    chosen_text, cut = _text_cut(text_hits, len(index.active))
+    for slot in chosen_text:
+        if slot not in ranked:
+            ranked[slot] = (text_hits.scores[slot], None)
 
     def rank_key(item: tuple[int, tuple[float, list[Reason] | None]]) -> tuple[float, int, str]:
         slot, (score, _) = item
@@ -212,7 +442,8 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
         floor = round(by_score[limit - 1][1][0], 6) if limit else float("inf")
         by_score = [item for item in by_score if round(item[1][0], 6) >= floor]
     index.rows(slot for slot, _ in by_score)  # one query for the candidates' rows
-    chosen = sorted(by_score, key=rank_key)[:limit]
+    ordered = sorted(by_score, key=rank_key)
+    chosen = ordered[:limit]
     selections: list[Selection] = []
     emitted: set[int] = set()
 
@@ -260,4 +491,9 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
         if index.row(slot)[C_ALWAYS] and query.include_always:
             reasons = [Reason("always", "delivered at session start")] + reasons
         emit(slot, score, reasons)
-    return RouteResult(tuple(selections), tuple(warnings))
+    over = sorted((slot for slot in ranked if slot not in emitted),
+                  key=lambda slot: -ranked[slot][0])
+    result = RouteResult(tuple(selections), tuple(warnings), limit,
+                         tuple(index.row(slot)[C_ID] for slot, _ in chosen), tuple(over))
+    object.__setattr__(result, "_evidence", (text_hits, cut))
+    return result

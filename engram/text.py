@@ -107,3 +107,26 @@ def terms(text: str) -> list[str]:
     # Every token is cached now: the lookups and the flattening run in C (a cold compile
     # tokenises every card; a prompt's text is short either way).
     return list(chain.from_iterable(map(cache.__getitem__, tokens)))
+
+
+def term_words(text: str) -> dict[str, str]:
+    """Routing term -> the prompt word it came from (its first occurrence), in the order of
+    `terms`: explanations show the words a user typed, never stems."""
+    found: dict[str, str] = {}
+    for token in _WORD.findall(text):
+        pieces = _split_token(token)
+        if len(pieces) == 1:
+            for term in _token_terms(token):
+                found.setdefault(term, token)
+            continue
+        # A compound token: its terms are the whole (kept as typed) and then each piece.
+        for position, piece in enumerate(pieces):
+            for term in _token_terms(piece)[:1] if position == 0 else _token_terms(piece):
+                found.setdefault(term, piece)
+    return found
+
+
+def phrases(found: list[str]) -> list[str]:
+    """Adjacent term pairs ("server action"), the head phrases the index keeps and a prompt
+    looks up; a space never occurs inside a term, so a phrase never collides with one."""
+    return [f"{first} {second}" for first, second in zip(found, found[1:]) if first != second]

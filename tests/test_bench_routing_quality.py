@@ -29,17 +29,21 @@ def _labels(name: str) -> list[dict]:
             if line.strip()]
 
 
-def test_label_sets_have_the_required_shape() -> None:
-    rows = _labels("inbox-zero.jsonl")
+@pytest.mark.parametrize("name", ["inbox-zero.jsonl", "awesome-copilot.jsonl"])
+def test_label_sets_have_the_required_shape(name: str) -> None:
+    rows = [r for r in _labels(name) if not r.get("excluded")]
     assert len(rows) >= 40
     assert sum(1 for r in rows if not r.get("expected")) >= 8
-    for name in ("inbox-zero.jsonl", "continue-dev.jsonl"):
+
+
+def test_labels_are_well_formed() -> None:
+    for name in ("inbox-zero.jsonl", "awesome-copilot.jsonl", "continue-dev.jsonl"):
         for row in _labels(name):
             assert isinstance(row["prompt"], str) and row["prompt"].strip()
             assert not set(row.get("expected") or []) & set(row.get("acceptable") or [])
 
 
-@pytest.mark.parametrize("name", ["inbox-zero", "continue-dev"])
+@pytest.mark.parametrize("name", ["inbox-zero", "awesome-copilot", "continue-dev"])
 def test_every_labelled_id_is_a_card_of_its_rule_set(name: str) -> None:
     quality = _quality()
     repo, rules, labels_file, _ = quality.LABELLED_SETS[name]
@@ -105,3 +109,51 @@ def test_engram_beats_bm25_top3_on_all_three() -> None:
     engram, baseline = systems["engram"], systems["bm25-top3"]
     for metric in ("recall", "precision", "abstention"):
         assert engram[metric] > baseline[metric], metric
+
+
+# The goal on each labelled set: precision >= 0.80 with recall >= 0.90 and abstention >= 0.90.
+# awesome-copilot (191 instructions for many unrelated stacks, siblings such as eight
+# "<language> MCP server" files) does not reach the precision goal yet; it is gated at its
+# measured level so that it cannot slip back while that work goes on.
+FLOORS = {
+    "inbox-zero": {"precision": 0.80, "recall": 0.90, "abstention": 0.90},
+    "awesome-copilot": {"precision": 0.65, "recall": 0.90, "abstention": 0.90},
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_labelled_set_does_not_fall_below_its_goal(name: str) -> None:
+    quality = _quality()
+    repo, rules, _, _ = quality.LABELLED_SETS[name]
+    data = shared_or_skip("data", repo, *rules.split("/")).parents[len(rules.split("/"))]
+    engram = quality.labelled(data, name, False, False)["systems"]["engram"]
+    for metric, floor in FLOORS[name].items():
+        assert engram[metric] >= floor, (name, metric, engram[metric])
+    assert set(quality.GOAL) == set(FLOORS[name])
+
+
+def test_session_bench_labels_name_cards_of_its_store() -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import session_tokens
+
+    from engram import index
+
+    ids = {card.id for card in index.load_roots([session_tokens.WEBAPP]).all_cards()}
+    steps = session_tokens.load_session()
+    prompts = [s for s in steps if "prompt" in s]
+    assert len(prompts) == 30 and sum(1 for s in steps if s.get("event") == "compact") == 1
+    assert all(set(s["needed"]) <= ids for s in prompts)
+    assert 40 <= len(ids) <= 50
+
+
+def test_session_bench_measures_static_always_and_auto() -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import session_tokens
+
+    report = session_tokens.webapp("claude")  # uses a temp state dir of its own
+    static, always, auto = report["static"], report["always"], report["auto"]
+    assert static["chars"] == 2 * static["claude_md_chars"]  # loaded at start and after compaction
+    assert 0 < auto["chars"] < always["chars"]
+    assert 0.0 <= auto["needed_in_context"] <= 1.0 and auto["pairs"] == 49

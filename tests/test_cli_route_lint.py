@@ -50,18 +50,22 @@ def test_route_json_envelope_keys_are_pinned(ws: Path, capsys: pytest.CaptureFix
                           "--cwd", str(ws), "--json")
     assert code == 0
     payload = json.loads(out)
-    assert set(payload) == {"version", "selected", "warnings"}
-    assert payload["version"] == 1
+    assert set(payload) == {"version", "limit", "selected", "warnings"}
+    assert payload["version"] == 1 and payload["limit"] == 8
     assert payload["warnings"] == []
     for selected in payload["selected"]:
-        assert set(selected) == {"id", "score", "path", "reasons"}
+        assert set(selected) == {"id", "score", "path", "counted", "reasons"}
         assert isinstance(selected["score"], (int, float))
         assert Path(selected["path"]).is_file()
         for reason in selected["reasons"]:
-            assert set(reason) == {"kind", "detail"}
+            assert set(reason) <= {"kind", "detail", "words"}
             assert reason["kind"] in {"path", "text", "tag", "always", "dependency"}
+            for word in reason.get("words", ()):
+                assert set(word) == {"word", "field"}
+                assert word["field"] in {"title", "tags", "description", "body"}
     ids = [s["id"] for s in payload["selected"]]
     assert ids == ["start", "base", "python", "migrations"]
+    assert [s["counted"] for s in payload["selected"]] == [False, False, True, True]
     kinds = {s["id"]: [r["kind"] for r in s["reasons"]] for s in payload["selected"]}
     assert kinds["start"] == ["always"]
     assert kinds["base"][0] == "dependency"
@@ -85,10 +89,22 @@ def test_route_explain_names_every_reason(ws: Path, capsys: pytest.CaptureFixtur
     assert "always: delivered at session start" in out
     assert "path: src/**/*.py matches src/app.py" in out
     assert "dependency: required by python" in out
-    assert "tag: database" in out
-    assert "text: matched" in out
+    assert "tag: the prompt names its tag 'database'" in out
+    assert "why: the prompt names one of its tags" in out
+    assert 'words: matched "migrations" in the title' in out
+    assert "how cards are chosen:" in out
+    assert "score" not in out  # a raw score means nothing to a card author
     plain = engram(capsys, "route", "database migrations", "--cwd", str(ws))[1]
-    assert "migrations" in plain and "text: matched" not in plain
+    assert "migrations" in plain and "words:" not in plain and "score" not in plain
+
+
+def test_route_limit_says_what_it_shows_on_top(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--limit 1` ranks one card; the always card and the ranked card's dependency are shown
+    on top of the limit, and the output says so."""
+    code, out, _ = engram(capsys, "route", "--path", "src/app.py", "--cwd", str(ws), "--limit", "1")
+    assert code == 0
+    assert "not counted in the limit" in out
+    assert "note: the limit (1) counts the 1 ranked card(s); 2 more shown on top of it" in out
 
 
 def test_route_abstains_on_small_talk(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,7 +141,7 @@ def test_route_batch_one_line_out_per_line_in(ws: Path, tmp_path: Path,
     lines = out.splitlines()
     assert len(lines) == 5
     results = [json.loads(line) for line in lines]
-    assert all(set(r) == {"version", "selected", "warnings"} for r in results)
+    assert all(set(r) == {"version", "limit", "selected", "warnings"} for r in results)
     ids = [[s["id"] for s in r["selected"]] for r in results]
     assert "migrations" in ids[0]
     assert ids[1] == ["start", "base", "python"]

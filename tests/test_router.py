@@ -280,3 +280,128 @@ def test_explicit_roots(tmp_path: Path) -> None:
     compiled = index.load_roots([root])
     result = route_request(compiled, tmp_path, tmp_path, "", ["lib/a.rs"], 8)
     assert result.ids == ["rust"]
+
+
+# --- selection by what a card says it is about (its head) -------------------------------------
+
+def _generic_store(mem: Path) -> None:
+    """Cards whose long bodies share everyday words, so body evidence is everywhere."""
+    fillers(mem)
+    common = ("Add the user to the list, update the api and test the email flow. " * 6)
+    for name, title, card in [
+            ("logging", "Logging", "How we log on the backend"),
+            ("billing", "Billing with Stripe", "Subscriptions, invoices and the webhook"),
+            ("layout", "Project structure", "Where files and folders go"),
+            ("email-sending", "Transactional email", "Templates and the send job"),
+            ("testing", "Testing guidelines", "Unit tests with Vitest")]:
+        body = ("Use structlog for every log line; structlog binds the request id. Levels: "
+                "error for what needs a human, info for business events.\n"
+                if name == "logging" else common)
+        write_card(mem, f"{name}.md", f"---\ntitle: {title}\ncard: {card}\n---\n{body}\n")
+
+
+def test_a_word_only_in_a_body_selects_its_card_when_it_is_the_best_hit(workspace: Path) -> None:
+    _generic_store(workspace / MEM)
+    result = route(workspace, "use structlog", include_always=False)
+    assert result.ids == ["logging"]
+    assert result.why(index.load_or_build(workspace_of(workspace)), "logging")[0].kind == "selected"
+
+
+def test_body_only_evidence_selects_only_the_best_hit(workspace: Path) -> None:
+    """Generic words summed over long bodies used to select every long card; now only the
+    single best text hit can come in on body words alone."""
+    _generic_store(workspace / MEM)
+    result = route(workspace, "add the user to the list and update the api", include_always=False)
+    assert len(result.ids) <= 1
+
+
+def test_a_headline_match_selects_and_a_generic_body_match_does_not(workspace: Path) -> None:
+    _generic_store(workspace / MEM)
+    result = route(workspace, "add a Stripe webhook for the user's invoices", include_always=False)
+    assert result.ids == ["billing"]
+
+
+def test_a_phrase_in_a_title_is_named_in_the_explanation(workspace: Path) -> None:
+    mem = workspace / MEM
+    fillers(mem)
+    write_card(mem, "server-actions.md", "---\ntitle: Server actions\ncard: Guidelines for "
+               "implementing Next.js server actions\n---\nUse next-safe-action.\n")
+    write_card(mem, "knowledge.md", "---\ntitle: Knowledge base\ncard: How the knowledge base "
+               "feature works\n---\nEntries are stored per account; the server action "
+               "deletes an entry.\n")
+
+    result = route(workspace, "write a server action to delete a knowledge base entry",
+                   include_always=False)
+    assert set(result.ids) == {"server-actions", "knowledge"}
+    loaded = index.load_or_build(workspace_of(workspace))
+    assert '"server action"' in result.why(loaded, "server-actions")[0].detail
+
+
+def test_a_short_rule_is_selected_by_its_few_headline_words(workspace: Path) -> None:
+    """A rule with a tiny head ("Prisma usage") is fully named by a Prisma question, even
+    though "prisma" appears in the bodies of many longer cards."""
+    mem = workspace / MEM
+    fillers(mem)
+    write_card(mem, "prisma.md", "---\ntitle: Prisma usage\ndescription: How to use Prisma\n"
+               "globs:\n---\nImport the client from @/utils/prisma.\n")
+    for n in range(6):
+        write_card(mem, f"feature-{n}.md", f"---\ntitle: Feature {FILLER_WORDS[n]} guide\n"
+                   f"card: How the {FILLER_WORDS[n]} feature works\n---\n"
+                   + "The prisma model and the prisma query for this feature. " * 4)
+    result = route(workspace, "query the database with Prisma for all rules", include_always=False)
+    assert "prisma" in result.ids
+
+
+def test_explanations_name_prompt_words_and_fields_never_stems(workspace: Path) -> None:
+    _generic_store(workspace / MEM)
+    result = route(workspace, "add a Stripe webhook for the user's invoices", include_always=False)
+    loaded = index.load_or_build(workspace_of(workspace))
+    verdict, words = result.why(loaded, "billing")[:2]
+    assert verdict.kind == "selected" and "title, tags and description" in verdict.detail
+    assert ("Stripe", "title") in words.words and ("invoices", "description") in words.words
+    assert "invoic " not in words.detail and '"invoices" in the description' in words.detail
+    cut = result.why(loaded, "layout")
+    assert cut[0].kind == "cut" and cut[0].detail.startswith("not selected")
+    assert result.why(loaded, "no-such-card") == []
+
+
+def test_the_limit_counts_ranked_cards_and_says_what_came_on_top(workspace: Path) -> None:
+    mem = workspace / MEM
+    fillers(mem)
+    write_card(mem, "base.md", "---\ntitle: Base setup\n---\nBase.\n")
+    for name in ("deploy-api", "deploy-web", "deploy-docs"):
+        write_card(mem, f"{name}.md", f"---\ntitle: Deploy {name[7:]}\ntags: [deploy]\n"
+                   "depends_on: [base]\n---\nDeploy steps.\n")
+    result = route(workspace, "deploy", limit=2, include_always=False)
+    assert len(result.ranked) == 2 and result.beyond_limit == ["base"]
+    assert len(result.over_limit) == 1
+
+
+def workspace_of(ws: Path):  # noqa: ANN201
+    loaded = workspace.load(ws)
+    assert loaded is not None
+    return loaded
+
+
+def test_touched_file_names_become_query_words() -> None:
+    from engram import anchors
+
+    assert anchors.name_words(["web/src/locales/de/tasks.json"]) == "de tasks"
+    assert anchors.name_words(["api/prisma/migrations/2026_init/migration.sql"]) == \
+        "2026 init migration"
+    assert anchors.name_words(["src/app.py", ".env.example"]) == "app env example"
+
+
+def test_a_card_without_globs_routes_for_a_file_its_headline_names(workspace: Path) -> None:
+    """A path event has no prompt: with `name_words` the touched file's name is the query, so a
+    "Migrations" card with no globs still reaches an agent editing a migration file."""
+    mem = workspace / MEM
+    fillers(mem)
+    write_card(mem, "migrations.md", "---\ntitle: Database migrations\n---\nNever edit an "
+               "applied migration.\n")
+    loaded = workspace_of(workspace)
+    compiled = index.load_or_build(loaded)
+    path = "db/migrations/0042_add_index/migration.sql"
+    assert route_request(compiled, workspace, workspace, "", [path], 8).ids == []
+    assert route_request(compiled, workspace, workspace, "", [path], 8, name_words=True).ids == [
+        "migrations"]

@@ -10,6 +10,7 @@ from typing import Any, Final
 from engram import index as index_module
 from engram import workspace as workspace_module
 from engram.errors import EngramError
+from engram import router
 from engram.router import DEFAULT_LIMIT, RouteResult
 from engram.routing import route_request
 
@@ -38,11 +39,22 @@ def open_index(cwd: Path, roots: list[Path]) -> tuple[index_module.CompiledIndex
 
 
 def result_json(index: index_module.CompiledIndex, result: RouteResult) -> dict[str, Any]:
+    """`counted`: whether the card took one of the `limit` places (always-on cards and the
+    dependencies of ranked cards come on top of the limit)."""
+    ranked = set(result.ranked)
+
+    def reason(r: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": r.kind, "detail": r.detail}
+        if r.words:
+            out["words"] = [{"word": word, "field": field} for word, field in r.words]
+        return out
+
     return {
         "version": JSON_VERSION,
+        "limit": result.limit,
         "selected": [
             {"id": s.id, "score": s.score, "path": index.row(s.slot)[index_module.C_PATH],
-             "reasons": [{"kind": r.kind, "detail": r.detail} for r in s.reasons]}
+             "counted": s.id in ranked, "reasons": [reason(r) for r in s.reasons]}
             for s in result.selected
         ],
         "warnings": list(result.warnings),
@@ -55,19 +67,62 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
         lines = ["no cards selected (nothing in the memory is relevant to this prompt)"]
     else:
         lines = []
+        ranked = set(result.ranked)
         for rank, selection in enumerate(result.selected, 1):
             card = index.card(selection.slot)
             try:
                 shown = str(Path(card.path).relative_to(root))
             except ValueError:
                 shown = card.path
-            lines.append(f"{rank:>2}. {card.id}  {card.title}  (score {selection.score:g}, {shown})")
+            extra = ""
+            if selection.id not in ranked:
+                kinds = {r.kind for r in selection.reasons}
+                extra = "; always on" if "always" in kinds else "; " + next(
+                    (r.detail for r in selection.reasons if r.kind == "dependency"),
+                    "on top of the limit")
+                extra += ", not counted in the limit"
+            lines.append(f"{rank:>2}. {card.id}  {card.title}  ({shown}{extra})")
             if explain:
-                for reason in selection.reasons:
-                    lines.append(f"      {reason.kind}: {reason.detail}")
+                lines.extend(_explain_lines(index, result, selection))
+    beyond = result.beyond_limit
+    if beyond:
+        lines.append(f"note: the limit ({result.limit}) counts the {len(result.ranked)} ranked "
+                     f"card(s); {len(beyond)} more shown on top of it "
+                     f"(always-on cards and the cards they depend on): {', '.join(beyond)}")
+    if result.over_limit:
+        over = [index.row(slot)[index_module.C_ID] for slot in result.over_limit]
+        lines.append(f"note: {len(over)} more card(s) qualified but fell below the limit of "
+                     f"{result.limit}: {', '.join(over)}")
+    if explain:
+        lines.append(f"how cards are chosen: {router.CUT_RULE}")
+        for card_id in result.near_misses(index):
+            verdict = result.why(index, card_id)
+            details = "; ".join(r.detail for r in verdict)
+            lines.append(f"  not selected: {card_id}: {details}")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def _explain_lines(index: index_module.CompiledIndex, result: RouteResult,
+                   selection: Any) -> list[str]:
+    out: list[str] = []
+    has_text = False
+    for reason in selection.reasons:
+        if reason.kind == "text":
+            has_text = True
+        elif reason.kind == "tag":
+            out.append(f"      tag: the prompt names its tag {reason.detail!r}")
+        else:
+            out.append(f"      {reason.kind}: {reason.detail}")
+    if has_text or any(r.kind == "tag" for r in selection.reasons):
+        why = result.why(index, selection.id)
+        for reason in reversed(why):
+            if reason.kind == "text":
+                out.insert(0, f"      words: {reason.detail}")
+            elif reason.kind == "selected":
+                out.insert(0, f"      why: {reason.detail}")
+    return out
 
 
 def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
@@ -128,7 +183,7 @@ def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batc
                 if not isinstance(prompt, str) or not isinstance(raw_paths, list):
                     raise ValueError("prompt must be a string and paths a list")
             except (ValueError, AttributeError) as exc:
-                sys.stdout.write(json.dumps({"version": JSON_VERSION, "selected": [],
+                sys.stdout.write(json.dumps({"version": JSON_VERSION, "limit": limit, "selected": [],
                                              "warnings": [f"line {number}: {exc}"]}) + "\n")
                 continue
             result = route_request(compiled, root, cwd, prompt, [str(p) for p in raw_paths], limit)
