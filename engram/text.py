@@ -26,6 +26,8 @@ until up upon us use used uses using ve very via was wasn we were weren what whe
 whether which while who whom why will with within without won would wouldn yes yet you your
 yours yourself yourselves hello hi hey there okay ok sure great good nice cool awesome
 want wants way ways thing things something anything everything one two new
+look looks seem seems sound sounds perfect fine excellent wonderful appreciate appreciated
+cheers bye goodbye
 """.split())
 
 

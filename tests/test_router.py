@@ -65,7 +65,8 @@ def store(workspace: Path) -> Path:
 
 # --- abstention and always cards ------------------------------------------------------------
 
-@pytest.mark.parametrize("prompt", ["hello there", "thanks!", "ok", "Thanks, that's great!", ""])
+@pytest.mark.parametrize("prompt", ["hello there", "thanks!", "ok", "Thanks, that's great!", "",
+                                    "thanks, looks good!", "sounds fine, cheers"])
 def test_small_talk_selects_only_always_cards(store: Path, prompt: str) -> None:
     result = route(store, prompt)
     assert result.ids == ["start"]
