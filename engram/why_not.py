@@ -1,5 +1,5 @@
 """`engram route PROMPT --why-not ID`: why one card was or was not selected, in words. Built on
-the router's own scores and reasons (the same `_TextHits`, bar and cut the router applies), so
+the router's own evidence and verdict (the same `_TextHits` and cut, `RouteResult.why`), so
 the explanation cannot drift from the decision: which prompt words the card contains and where,
 the evidence a card needs, the cut relative to the best card, the limit, and the paths."""
 
@@ -10,16 +10,6 @@ from pathlib import Path
 from engram import router, text
 from engram.index import C_ALWAYS, C_APPLIES, C_ID, C_TAGS, CompiledIndex
 from engram.router import RouteResult
-
-
-def _words_by_term(prompt: str) -> dict[str, str]:
-    """Each routing term of the prompt mapped back to the word the user typed."""
-    found: dict[str, str] = {}
-    for word in prompt.replace("/", " ").split():
-        plain = word.strip("`'\".,:;!?()[]{}<>")
-        for term in text.terms(plain):
-            found.setdefault(term, plain)
-    return found
 
 
 def _quoted(words: list[str]) -> str:
@@ -49,13 +39,7 @@ def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[
         lines.append(f"{card_id} holds a value-shaped secret, so no hook ever injects it "
                      "(`engram lint` shows the line).")
     hits = router._TextHits(index, prompt)
-    words = _words_by_term(prompt)
-    active = len(index.active)
-    bar = router.min_text_score(active)
-    eligible = {s: v for s, v in hits.scores.items() if v >= bar and hits.is_eligible(s)}
-    best_slot = max(eligible, key=eligible.__getitem__, default=None)
-    best = eligible.get(best_slot, 0.0) if best_slot is not None else 0.0
-    score = hits.scores.get(slot, 0.0)
+    words = hits.words
     mask = hits.hits.get(slot, 0)
     matched = [term for n, term in enumerate(hits.terms) if mask & (1 << n)]
     missing = [words.get(term, term) for term in hits.terms if term not in matched]
@@ -85,29 +69,18 @@ def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[
         lines.append(f"None of the prompt's words ({_quoted([words.get(t, t) for t in hits.terms])})"
                      f" appear in {card_id}'s title, tags, one-line card or body.")
     else:
-        lines.append(f"The prompt matched {card_id} on " + "; ".join(places)
-                     + f" (text evidence {score:.1f}).")
+        lines.append(f"The prompt matched {card_id} on " + "; ".join(places) + ".")
         if missing:
             lines.append(f"It does not contain {_quoted(missing)}.")
-        if slot in hits.tags:
-            lines.append("An exact tag match always counts, so the text cut did not stop it.")
-        elif not hits.is_eligible(slot):
-            lines.append("A body match alone is weak evidence: a card is selected by text only "
-                         "with a match in its title, tags or one-line card, a tag named in the "
-                         "prompt, or three different prompt words; this one has "
-                         f"{len(matched)} body word(s).")
-        elif score < bar:
-            lines.append(f"That is below the {bar:.1f} a card needs to be selected by text alone "
-                         f"in a store of {active} cards.")
-        elif score < router.RELATIVE_CUT * best and best_slot is not None:
-            lines.append(f"The best card for this prompt, {index.row(best_slot)[C_ID]}, has "
-                         f"{best:.1f}; cards under {router.RELATIVE_CUT:.0%} of the best "
-                         f"({router.RELATIVE_CUT * best:.1f}) are cut as tail matches.")
-        else:
-            ranked = len([s for s, v in hits.scores.items() if v > score
-                          and (s in eligible or s in hits.tags)])
-            lines.append(f"It made the cut but ranked {ranked + 1}; only {limit} cards are "
-                         "selected for one prompt (load.limit or --limit).")
+        # The router's own verdict on this card: the same evidence and cut it applied.
+        verdict = result.why(index, card_id)
+        for reason in verdict:
+            if reason.kind == "cut":
+                detail = reason.detail.removeprefix("not selected: ")
+                lines.append(detail[0].upper() + detail[1:] + ".")
+            elif reason.kind == "selected":
+                lines.append(f"It made the text cut ({reason.detail}), but only {limit} cards "
+                             "are selected for one prompt (load.limit or --limit).")
     globs = list(row[C_APPLIES])
     if globs:
         if paths:
