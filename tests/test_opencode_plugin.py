@@ -9,9 +9,12 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from hookkit import call, make_workspace, sent_ids
 
 from engram import hosts
@@ -195,3 +198,78 @@ def test_a_late_session_created_answer_cannot_undo_the_message(tmp_path: Path) -
         dict(step, do="transform"),
     ])
     assert out == ["ALWAYS-AND-ROUTED", "ALWAYS-AND-ROUTED"]
+
+
+# --------------------------------------------------------------------------- model-based
+SLOT_CARDS = ("overview", "release", "errors")
+SLOT_PROMPTS = ("release checklist", "error format", "hello there", "release and error format")
+
+
+def slot_card(card_id: str, body: str) -> str:
+    extra = "always: true" if card_id == "overview" else f"tags: [{card_id}]"
+    return f"---\nid: {card_id}\ntitle: {card_id.title()} notes\n{extra}\n---\n{body}\n"
+
+
+class SlotMachine(RuleBasedStateMachine):
+    """OpenCode processes come and go (each holds its own slots, a new one holds nothing);
+    prompts, session.created and session.compacted arrive for two sessions; cards are edited.
+    The oracle, after every answer the modelled plugin applies: it holds a slot (the always
+    card is there, so nothing may be lost), every card in it once, each with its current
+    body."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.base = Path(tempfile.mkdtemp(prefix="engram-slot-"))
+        self.serial = 0
+        self.bodies = {card_id: self._body(card_id) for card_id in SLOT_CARDS}
+        self.ws = make_workspace(self.base / "proj", cards={
+            card_id: slot_card(card_id, body) for card_id, body in self.bodies.items()})
+        self.held: dict[str, dict[str, str]] = {}  # this process: session -> {"text", "slot"}
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def _body(self, card_id: str) -> str:
+        self.serial += 1  # a different length every time: the edit always shows in a stat
+        return f"{card_id.upper()} rule {self.serial}: " + " ".join(["keep"] * self.serial)
+
+    def _ask(self, event: str, session: str, prompt: str = "") -> None:
+        slot = self.held.get(session, {}).get("slot", "")
+        answer = ask(self.ws, event, prompt, slot=slot, session=session)
+        if answer["action"] == "replace":
+            self.held[session] = {"text": answer["text"], "slot": answer["slot"]}
+        elif answer["action"] == "clear":
+            self.held.pop(session, None)
+        else:
+            assert answer == {"action": "retain", "text": ""}, answer
+        held = self.held.get(session)
+        assert held, f"{event}: the slot is empty with an always card in the store"
+        ids = sent_ids(held["text"])
+        assert len(ids) == len(set(ids)) and "overview" in ids, ids
+        for card_id in ids:
+            assert held["text"].count(self.bodies[card_id]) == 1, (card_id, held["text"])
+
+    @rule(session=st.sampled_from(("s1", "s2")), prompt=st.sampled_from(SLOT_PROMPTS))
+    def message(self, session: str, prompt: str) -> None:
+        self._ask("chat.message", session, prompt)
+
+    @rule(session=st.sampled_from(("s1", "s2")),
+          event=st.sampled_from(("session.created", "session.compacted", "system.transform")))
+    def other_event(self, session: str, event: str) -> None:
+        self._ask(event, session)
+
+    @rule()
+    def new_process(self) -> None:
+        self.held = {}
+
+    @rule(card_id=st.sampled_from(SLOT_CARDS))
+    def edit(self, card_id: str) -> None:
+        self.bodies[card_id] = self._body(card_id)
+        path = self.ws / ".agents" / ".engram" / f"{card_id}.md"
+        path.write_text(slot_card(card_id, self.bodies[card_id]), encoding="utf-8")
+
+
+def test_the_slot_model() -> None:
+    run_state_machine_as_test(SlotMachine, settings=settings(
+        max_examples=12, stateful_step_count=15, deadline=None, derandomize=True,
+        suppress_health_check=list(HealthCheck)))
