@@ -221,3 +221,28 @@ def test_why_not_says_in_words_which_words_matched_where(
     assert "messag" not in out  # words as typed, never stems
     code, out = engram(capsys, "route", "x", "--why-not", "paymnts", "--cwd", str(repo))
     assert "Did you mean payments?" in out
+
+
+class _Terminal:
+    """stdin as a terminal that answers the init questions."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.answers.pop(0) + "\n" if self.answers else ""
+
+
+def test_init_asks_before_importing_and_linking(repo: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", _Terminal(["y", "n"]))
+    code, out = engram(capsys, "init", "--cwd", str(repo))
+    assert code == 0, out
+    assert "Import CLAUDE.md into memory cards now? [Y/n]" in out
+    assert "Link engram into claude, cursor? [Y/n]" in out
+    assert (repo / MEM / "claude" / "payments.md").is_file()
+    assert not (repo / ".claude" / "settings.json").exists()
+    assert "engram link claude" in out.rsplit("next:\n", 1)[1]
