@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Iterator
 
 MARKER_PREFIX: Final = "[REDACTED:"
@@ -415,20 +416,30 @@ def name_kind(*names: str) -> str | None:
     listed and stored under), else None. A name has no `=` or spaces, so the value shapes are
     what count; separators are read as spaces so `x-AKIA...` is found."""
     for name in names:
-        name = name[:512]
-        hits = find_secrets(name) or find_secrets(name.replace("-", " ").replace(".", " "))
-        if hits:
-            return hits[0].kind
-        # A token glued to words by `_` (`deploy_ghp_...`, `AKIA..._notes`): every piece
-        # between separators, as tokens may themselves hold one (`ghp_`, `github_pat_`).
-        cuts = [0] + [i + 1 for i, c in enumerate(name) if c in "-._"][:24] + [len(name) + 1]
-        for a, start in enumerate(cuts):
-            for end in cuts[a + 1:]:
-                piece = name[start:end - 1]
-                if len(piece) >= 16:
-                    hits = find_secrets(piece)
-                    if hits:
-                        return hits[0].kind
+        kind = _name_kind(name[:512])
+        if kind:
+            return kind
+    return None
+
+
+@lru_cache(maxsize=4096)  # reports redact the same folders and files over and over
+def _name_kind(name: str) -> str | None:
+    if not any(c.isdigit() or c.isupper() for c in name):
+        # Generated tokens carry digits or capitals; a name of lowercase words holds none.
+        return None
+    hits = find_secrets(name) or find_secrets(name.replace("-", " ").replace(".", " "))
+    if hits:
+        return hits[0].kind
+    # A token glued to words by `_` (`deploy_ghp_...`, `AKIA..._notes`): every piece
+    # between separators, as tokens may themselves hold one (`ghp_`, `github_pat_`).
+    cuts = [0] + [i + 1 for i, c in enumerate(name) if c in "-._"][:24] + [len(name) + 1]
+    for a, start in enumerate(cuts):
+        for end in cuts[a + 1:]:
+            piece = name[start:end - 1]
+            if len(piece) >= 16 and any(c.isdigit() or c.isupper() for c in piece):
+                hits = find_secrets(piece)
+                if hits:
+                    return hits[0].kind
     return None
 
 
