@@ -279,7 +279,9 @@ def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:
     _drop_dangling(by_id, known, problems)
     for cycle in _cycles(by_id):
         for card_id in cycle:
-            card = by_id.pop(card_id)
+            card = by_id.pop(card_id, None)
+            if card is None:
+                continue  # in two cycles (a self-loop and a longer one): dropped once
             problems.append(Problem(card.path, None, "error",
                                     "depends_on forms a cycle: " + " -> ".join(cycle + [cycle[0]]),
                                     "cyclic-dependency"))

@@ -402,3 +402,18 @@ def test_import_and_init_never_hang_on_a_fifo(tmp_path: Path) -> None:
     assert "CLAUDE.md" in result.stderr
     result = _cli("init", "--no-input", cwd=ws)  # looks at CLAUDE.md to find instructions
     assert result.returncode in (0, 1) and "Traceback" not in result.stderr
+
+
+def test_a_card_in_two_cycles_is_reported_not_a_crash(tmp_path: Path) -> None:
+    """Found by the fuzz run: a card that depends on itself and sits in a longer cycle was
+    dropped twice, and the KeyError failed every hook of the workspace."""
+    cards = {"a": "---\nid: a\ntitle: A\ndepends_on: [a, b]\n---\nA.\n",
+             "b": "---\nid: b\ntitle: B\ndepends_on: [a]\n---\nB.\n",
+             "zebra": "---\nid: zebra\ntitle: Zebra crossings\ntags: [zebra]\n---\nStripes.\n"}
+    ws = make_workspace(tmp_path / "proj", cards=cards)
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="zebra")))
+    assert sent_ids(text) == ["zebra"]
+    from engram import index, workspace
+
+    codes = {p.code for p in index.load_or_build(workspace.load(ws)).problems}
+    assert "cyclic-dependency" in codes
