@@ -196,7 +196,7 @@ def executable_of(command: str) -> str | None:
 
 def is_portable(command: str) -> bool:
     """Does the command find engram on PATH (no machine-specific path in it)?"""
-    program = executable_of(command)
+    program = executable_of(command) or ""
     return bool(program) and "/" not in program and "\\" not in program
 
 

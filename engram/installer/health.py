@@ -126,7 +126,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         exists=True, state=state, present=tuple(present), stale=tuple(stale), missing=missing,
         command_resolvable=all(command.is_resolvable(c) for c in commands),
         timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found), **base),
-        sorted(commands)[0])
+        min(commands))
 
 
 def _matches(item: Found, want: dict[str, Any], matcher: str | None) -> bool:

@@ -10,7 +10,6 @@ raises CommentLoss instead of dropping it silently.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
