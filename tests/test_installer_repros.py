@@ -190,6 +190,25 @@ def test_duplicate_hooks_keys_are_refused(workspace: Path, capsys: pytest.Captur
     assert path.read_text() == text
 
 
+def test_unparseable_file_is_refused(workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    path = claude_settings(workspace, '{"model": "opus",\n')
+    check_golden(refusal(workspace, capsys, "link", "claude"), "refused-not-json.txt")
+    assert path.read_text() == '{"model": "opus",\n'
+
+
+def test_rule_folder_leading_outside_is_refused(workspace: Path, isolated_dirs: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    scoped_card(workspace)
+    native(workspace)
+    (isolated_dirs / "rules").mkdir()
+    folder = workspace / ".claude" / "rules" / "engram"
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(isolated_dirs / "rules")
+    err = refusal(workspace, capsys, "link", "claude").replace(str(isolated_dirs), "<home>")
+    check_golden(err, "refused-rules-folder-outside.txt")
+    assert list((isolated_dirs / "rules").iterdir()) == []
+
+
 def test_read_only_file_is_refused(workspace: Path, capsys: pytest.CaptureFixture) -> None:
     """Found: a 0444 file was overwritten (os.replace does not ask the file's mode)."""
     path = claude_settings(workspace, '{"model": "opus"}\n')

@@ -348,8 +348,10 @@ def report(command: str, changes: Iterable[Change], cwd: Path, as_json: bool,
             if note and note not in notes:
                 notes.append(note)
     for change in refused:
-        typer.echo(f"REFUSED {display(change.path, cwd)}: {change.message}; the file was not "
-                   f"changed\n  fix: {change.fix}", err=True)
+        untouched = "nothing was written there" if change.kind == "rules" \
+            else "the file was not changed"
+        typer.echo(f"REFUSED {display(change.path, cwd)}: {change.message}; {untouched}\n"
+                   f"  fix: {change.fix}", err=True)
     if any(c.backup for c in changes):
         notes.append(f"previous versions backed up under {display(backup_root(), cwd)}")
     for note in notes:
