@@ -258,7 +258,8 @@ def unlink(
 
 @app.command()
 def restore(
-    host: str = typer.Argument(..., help="The host whose config file to restore."),
+    host: str = typer.Argument(..., help="The host whose config file to restore.",
+                               autocompletion=host_names),
     global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
     local: bool = typer.Option(False, "--local", help="Use the personal project file."),
     list_only: bool = typer.Option(False, "--list", help="List the saved versions."),
