@@ -10,6 +10,8 @@ per session, in the OpenCode process's memory. So the conversation crosses proce
   serve1     `opencode serve` started, then `opencode run --attach` with `--session`: a
              process that never saw the session, a prompt routing beta;
   serve2     the same server, a prompt routing nothing (the slot is kept);
+  compact    the server's own API compacts the session (`POST /session/ID/summarize`), then
+  serve3     a prompt after the compaction;
   continued  the server stopped, `opencode run --session`: a new process again.
 
 Every agent request must carry the always card and the cards of the latest prompt that routed
@@ -26,13 +28,14 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.request
 from typing import Iterator
 
 import pytest
 
 from .fakemodel import Request
-from .harness import (Conversation, check_absent, check_memory, conversation, doctor_problems,
-                      report, run_problems, timing_problems, verdict)
+from .harness import (RUN_TIMEOUT, Conversation, Run, check_absent, check_memory, conversation,
+                      doctor_problems, report, run_problems, timing_problems, verdict)
 
 CLIENT = "opencode"
 PROVIDER_PACKAGE = "@ai-sdk/openai-compatible"
@@ -136,6 +139,26 @@ class Server:
                 self.proc.wait(timeout=30)
 
 
+def compact(c: Conversation, server: Server, session: str) -> None:
+    """Compact the session through the server's API (what the TUI's /compact does), recorded
+    as run `compact`."""
+    before_rows, first, started = len(c.observed_rows()), c.server.mark(), time.monotonic()
+    request = urllib.request.Request(
+        f"{server.url}/session/{session}/summarize", method="POST",
+        data=json.dumps({"providerID": "fake", "modelID": "gpt-fake"}).encode(),
+        headers={"Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, no proxy
+    try:
+        with opener.open(request, timeout=RUN_TIMEOUT) as answer:
+            code, body = (0 if answer.status == 200 else answer.status), answer.read().decode()
+    except OSError as exc:
+        code, body = 1, str(exc)
+    time.sleep(1.0)  # the session.compacted event reaches the plugin after the answer
+    c.runs["compact"] = Run("compact", ["POST", f"/session/{session}/summarize"], code,
+                            time.monotonic() - started, body, "" if code == 0 else body, first,
+                            c.server.mark(), c.observed_rows()[before_rows:])
+
+
 def provider_unavailable(c: Conversation) -> str:
     """Why the first run reached no model, when OpenCode could not load the provider (a
     version that does not bundle it would install it from npm, which the proxy refuses)."""
@@ -170,6 +193,8 @@ def convo(version: str) -> Iterator[Conversation]:
             try:
                 c.run("serve1", prompt("Now the quokka exports, please.", session, server.url))
                 c.run("serve2", prompt("Thanks, go on.", session, server.url))
+                compact(c, server, session)
+                c.run("serve3", prompt("After the summary, go on.", session, server.url))
             finally:
                 server.stop()
             c.run("continued", prompt("Carry on.", session))
@@ -217,6 +242,22 @@ def test_second_prompt_in_the_same_process_keeps_the_slot(convo: Conversation) -
     verdict(convo, "second prompt, same process", problems)
 
 
+def test_memory_after_compaction(convo: Conversation) -> None:
+    """OpenCode's compaction request is an agent request too (the slot goes in, once); the
+    session.compacted event refills the slot; the next prompt carries it once."""
+    compaction = convo.requests("compact")
+    requests = agent_requests(convo, "serve3")
+    problems = run_problems(convo, "compact", "serve3")
+    if not compaction:
+        problems.append("the summarize call sent no model request")
+    if not any(row.get("event") == "session.compacted" for row in convo.runs["compact"].hooks +
+               convo.runs["serve3"].hooks):
+        problems.append("the plugin never asked engram about session.compacted")
+    problems += check_memory(compaction + requests, "overview") + \
+        check_memory(compaction + requests, "beta")
+    verdict(convo, "session.compacted (summarize)", problems)
+
+
 def test_session_continued_in_a_new_process(convo: Conversation) -> None:
     requests = agent_requests(convo, "continued")
     problems = run_problems(convo, "continued") + check_memory(requests, "overview") + \
@@ -225,7 +266,8 @@ def test_session_continued_in_a_new_process(convo: Conversation) -> None:
 
 
 def test_doctor_sees_the_plugin_fire(convo: Conversation) -> None:
-    verdict(convo, "doctor", doctor_problems(convo, ["session.created", "chat.message"]))
+    verdict(convo, "doctor", doctor_problems(convo, ["session.created", "chat.message",
+                                                     "session.compacted"]))
 
 
 def test_hook_calls_are_timed(convo: Conversation) -> None:
