@@ -246,3 +246,28 @@ def test_init_asks_before_importing_and_linking(repo: Path, capsys: pytest.Captu
     assert (repo / MEM / "claude" / "payments.md").is_file()
     assert not (repo / ".claude" / "settings.json").exists()
     assert "engram link claude" in out.rsplit("next:\n", 1)[1]
+
+
+def test_import_takes_one_copy_of_files_with_the_same_content(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "AGENTS.md").symlink_to("CLAUDE.md")
+    code, out = engram(capsys, "init", "--yes", "--cwd", str(repo))
+    assert code == 0, out
+    assert "SKIPPED AGENTS.md: same content as CLAUDE.md" in out
+    assert not (repo / MEM / "agents").exists()
+    code, out = engram(capsys, "lint", "--strict", "--cwd", str(repo))
+    assert code == 0, out
+
+
+def test_import_measures_over_the_users_own_prompts(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompts = repo / "prompts.txt"
+    prompts.write_text("Why is the stripe webhook processed twice?\n"
+                       '{"prompt": "fix the model", "paths": ["shop/catalog/models.py"]}\n',
+                       encoding="utf-8")
+    code, out = engram(capsys, "import", "CLAUDE.md", "--dry-run", "--prompts", str(prompts),
+                       "--json", "--cwd", str(repo))
+    assert code == 0
+    report = json.loads(out)["imports"][0]
+    assert report["prompts"] == 2 and "payments" in report["delivered"]
+    assert not (repo / MEM / "claude").exists()

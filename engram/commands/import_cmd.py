@@ -82,6 +82,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
     steps = session_sim.read_prompts(prompts) if prompts else \
         [session_sim.Step(p) for p in session_sim.SAMPLE_PROMPTS]
     reports: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}  # content -> the file imported with it
     for file in files:
         source = (cwd / file).resolve() if not file.is_absolute() else file
         try:  # a regular file, bounded: a FIFO or device in its place must not hang import
@@ -94,6 +95,12 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             relative = source.relative_to(root).as_posix()
         except ValueError:
             relative = source.name
+        if text in seen:
+            # CLAUDE.md and AGENTS.md are often one file (a copy or a symlink): one set of
+            # cards, or every card would be routed twice under two ids.
+            sys.stderr.write(f"SKIPPED {relative}: same content as {seen[text]}, imported once\n")
+            continue
+        seen[text] = relative
         stem = folder_name(relative)
         folder = memory / stem
         cards = importer.plan(text, relative)
