@@ -70,6 +70,7 @@ def convo(version: str) -> Iterator[Conversation]:
         plan2 = c.server.plan("codex2", [("patch", PATCH)])
         c.run("prompt2", exec_args(f"{plan2} Now zebrafish and quokka, please.", "-c",
                                    f'model="{PATCH_MODEL}"', resume=True))
+        c.run("prompt2b", exec_args("Tell me about ledgerkeeping.", resume=True))
         plan3 = c.server.plan("codex3", [("bash", "echo scripted-tool-ran")])
         c.server.big_usage(150_000, count=1)
         c.run("compact", exec_args(f"{plan3} Keep going.", "-c",
@@ -99,6 +100,15 @@ def test_apply_patch_under_applies_to_delivers_card(convo: Conversation) -> None
     if "entry 99999" not in (convo.workspace / LEDGER).read_text(encoding="utf-8"):
         problems.append("the patch was not applied")
     verdict(convo, "PreToolUse apply_patch", problems)
+
+
+def test_patch_then_resumed_prompt_routing_the_card(convo: Conversation) -> None:
+    """gamma came with the patch; a resumed prompt routing it sends it no more."""
+    requests = convo.requests("prompt2b")
+    problems = run_problems(convo, "prompt2b") + check_memory(requests, "gamma")
+    if requests and not any("gamma" in ids for ids in already_lines(requests[0])):
+        problems.append(f"no `already loaded:` line naming gamma in request #{requests[0].n}")
+    verdict(convo, "apply_patch, then resume prompt routing gamma", problems)
 
 
 def test_subagent_gets_session_context(convo: Conversation) -> None:

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import pytest
 
-from .harness import (LEDGER, Conversation, check_absent, check_memory, check_text,
+from .harness import (BODY, LEDGER, Conversation, already_lines, check_absent, check_memory, check_text,
                       conversation, delta_problems, doctor_problems, edit_card, link_problems,
                       path_problems, report, run_problems, timing_problems, user_texts, verdict)
 
@@ -61,7 +61,58 @@ def convo(version: str) -> Iterator[Conversation]:
         c.run("prompt1", prompt("Tell me about zebrafish."))
         plan = c.server.plan("gemini2", [("read", LEDGER)])
         c.run("prompt2", prompt(f"{plan} Now zebrafish and quokka, please."))
+        c.run("prompt3", prompt("Tell me about ledgerkeeping."))
         yield c
+
+
+@pytest.fixture(scope="module")
+def prompt_then_read(version: str) -> Iterator[Conversation]:
+    """A prompt routes gamma and its turn reads the ledger; then a resumed prompt."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        plan = c.server.plan("gemini_pr", [("read", LEDGER)])
+        c.run("prompt_read", prompt(f"{plan} Tell me about ledgerkeeping.", resume=False))
+        c.run("resumed", prompt("And quokka?"))
+        yield c
+
+
+LEDGER_TAIL = "entry 00399 amount"  # the last line of the ledger: once per copy of the read's output
+
+
+def test_read_then_resumed_prompt_routing_the_card(convo: Conversation) -> None:
+    """gamma came with the read (AfterTool, appended to the tool's output); a resumed prompt
+    routing it sends it no more. Gemini CLI 0.61.0 replays a resumed session's tool response
+    twice (the saved tool call and the saved function response), the whole output with the
+    context in it: so gamma must appear exactly as often as the read's output does, never
+    more (engram adds nothing) and never less."""
+    requests = convo.requests("prompt3")
+    problems = run_problems(convo, "prompt3")
+    counts = []
+    for req in requests:
+        outputs, seen = req.count(LEDGER_TAIL), req.count(BODY["gamma"])
+        counts.append((seen, outputs))
+        if not seen or seen != outputs:
+            problems.append(f"gamma found {seen}x in request #{req.n}, the read's output {outputs}x")
+    if not requests:
+        problems.append("no model request in run 'prompt3'")
+    elif not any("gamma" in ids for ids in already_lines(requests[0])):
+        problems.append(f"no `already loaded:` line naming gamma in request #{requests[0].n}")
+    if any(outputs > 1 for _, outputs in counts):
+        report(convo.label)["notes"].append(
+            f"client: --resume replays the read_file response {counts[0][1]}x (gamma inside it)")
+    verdict(convo, "read, then --resume prompt routing gamma", problems,
+            f"gamma/output copies {counts}")
+
+
+def test_prompt_then_read_then_resume(prompt_then_read: Conversation) -> None:
+    c = prompt_then_read
+    first, resumed = c.requests("prompt_read"), c.requests("resumed")
+    problems = run_problems(c, "prompt_read", "resumed")
+    if not any(r.answer == "tool:read_file" for r in first):
+        problems.append("the model never called read_file in run 'prompt_read'")
+    problems += check_memory(first, "gamma") + check_memory(resumed, "gamma")
+    verdict(c, "prompt routes gamma, read_file, --resume: gamma once", problems)
 
 
 def test_link_writes_this_installations_hook(convo: Conversation) -> None:
@@ -177,5 +228,7 @@ def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
     verdict(convo, "doctor --json", problems)
 
 
-def test_no_hook_timed_out(convo: Conversation, edited: Conversation, proof: Conversation) -> None:
-    verdict(convo, "hook durations, no timeout", timing_problems(convo, edited, proof))
+def test_no_hook_timed_out(convo: Conversation, edited: Conversation, proof: Conversation,
+                           prompt_then_read: Conversation) -> None:
+    verdict(convo, "hook durations, no timeout",
+            timing_problems(convo, edited, proof, prompt_then_read))
