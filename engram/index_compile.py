@@ -41,27 +41,35 @@ def _body_span(text: str, body: str) -> tuple[int, int]:
     return (start, start + len(body)) if start >= 0 else (-1, -1)
 
 
-def _field_terms(card: Card) -> dict[str, list[int]]:
-    """term -> [tf in title(+id), tags, card, body]."""
-    from engram import text
-
+def _field_terms(card: Card) -> tuple[dict[str, list[int]], list[int]]:
+    """(term -> [tf in title(+id), tags, card, body], the four field lengths in terms)."""
     from collections import Counter
 
+    from engram import text
+
     counts: dict[str, list[int]] = {}
+    lengths = [0, 0, 0, 0]
     sources = (card.title + " " + card.id.replace("-", " ").replace("_", " "),
-               " ".join(card.tags), card.card, card.body)
+               " ".join(card.tags), card.card)
     for position, source in enumerate(sources):
-        found = text.terms(source)
-        for term, tf in Counter(found).items():  # counted in C
+        found_terms = text.terms(source)
+        lengths[position] = len(found_terms)
+        for term, tf in Counter(found_terms).items():  # counted in C
             entry = counts.get(term)
             if entry is None:
                 entry = counts[term] = [0, 0, 0, 0]
             entry[position] = tf
-        if position < 3:
-            # Head phrases: "server action" in a title is more than "server" and "action".
-            for phrase in text.phrases(found):
-                counts.setdefault(phrase, [0, 0, 0, 0])[position] += 1
-    return counts
+        # Head phrases: "server action" in a title is more than "server" and "action".
+        for phrase in text.phrases(found_terms):
+            counts.setdefault(phrase, [0, 0, 0, 0])[position] += 1
+    body_terms = text.terms(card.body)
+    lengths[3] = len(body_terms)  # what postings.slot_lengths counts: words, not phrases
+    body = Counter(body_terms)  # counted in C
+    # Most terms are in the body alone: built by a comprehension, not one lookup per term.
+    for term in body.keys() & counts.keys():
+        counts[term][3] = body[term]
+    counts.update({term: [0, 0, 0, tf] for term, tf in body.items() if term not in counts})
+    return counts, lengths
 
 
 def _holds_secret(card: Card | None) -> bool:
@@ -102,6 +110,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
     averages = meta.get("avg_used") if known else None
     removed: dict[int, dict[str, list[int]]] = {}
     added: dict[int, dict[str, list[int]]] = {}
+    added_lengths: dict[int, list[int]] = {}
     seen: set[str] = set()
     next_slot = (db.execute("SELECT MAX(slot) FROM cards").fetchone()[0] or 0) + 1
     pending: list[tuple[Any, ...]] = []
@@ -133,9 +142,10 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
             previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
             if previous and previous[0]:
                 removed[slot] = marshal.loads(previous[0])
-        terms = _field_terms(card) if card is not None else {}
+        terms, lengths = _field_terms(card) if card is not None else ({}, [0, 0, 0, 0])
         if card is not None:
             added[slot] = terms
+            added_lengths[slot] = lengths
         # A file engram could not read is retried once it becomes readable (chmod changes no
         # mtime), see _is_fresh.
         unreadable = card is None and any(p.code == "unreadable" for p in problems)
@@ -150,8 +160,8 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
                         marshal.dumps(_card_tuple(card)) if card is not None else None, row,
                         marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
-                        int(_holds_secret(card)), *postings.slot_lengths(terms),
-                        postings.head_size(terms), int(unreadable)))
+                        int(_holds_secret(card)), *lengths, postings.head_size(terms),
+                        int(unreadable)))
     db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
                    "terms, problems, secret, len0, len1, len2, len3) "
                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [p[:15] for p in pending])
@@ -170,9 +180,10 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
     if averages is None:
         averages = postings.averages(db)
         every = db.execute("SELECT COUNT(*) FROM cards WHERE card IS NOT NULL").fetchone()[0]
-        postings.rebuild_postings(db, averages, added if every == len(added) else None)
+        postings.rebuild_postings(db, averages, added if every == len(added) else None,
+                                 added_lengths)
     else:
-        postings.update_postings(db, removed, added, averages)
+        postings.update_postings(db, removed, added, averages, added_lengths)
         current = postings.averages(db) if (removed or added) else averages
         if any(abs(c - u) > postings.AVG_DRIFT * u for c, u in zip(current, averages)):
             averages = current

@@ -75,7 +75,8 @@ def averages(db: Any) -> list[float]:
 
 
 def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
-                     added: dict[int, dict[str, list[int]]], averages: list[float]) -> None:
+                     added: dict[int, dict[str, list[int]]], averages: list[float],
+                     lengths: dict[int, list[int]] | None = None) -> None:
     """Remove `removed` slots' terms and add `added` slots' terms; each touched term's postings
     are read and rewritten once."""
     # A posting is one int, key << 32 | slot: sorting ints is much cheaper than sorting
@@ -86,7 +87,7 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
         for term in terms:
             dropped.setdefault(term, set()).add(slot)
     for slot, terms in added.items():
-        key = _slot_scorer(slot_lengths(terms), averages)
+        key = _slot_scorer((lengths or {}).get(slot) or slot_lengths(terms), averages)
         known: dict[tuple[int, ...], int] = {}  # most terms of a card share a few count shapes
         for term, counts in terms.items():
             shape = tuple(counts)
@@ -138,11 +139,12 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
 
 
 def rebuild_postings(db: Any, averages: list[float],
-                     every: dict[int, dict[str, list[int]]] | None = None) -> None:
+                     every: dict[int, dict[str, list[int]]] | None = None,
+                     lengths: dict[int, list[int]] | None = None) -> None:
     """All postings afresh; `every` (slot -> terms of every card) spares reading the terms
     back when the caller holds them all (a first build)."""
     db.execute("DELETE FROM postings")
     if every is None:
         every = {slot: marshal.loads(blob) for slot, blob in
                  db.execute("SELECT slot, terms FROM cards WHERE card IS NOT NULL")}
-    update_postings(db, {}, every, averages)
+    update_postings(db, {}, every, averages, lengths)

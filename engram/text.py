@@ -65,6 +65,20 @@ def _split_token(token: str) -> tuple[str, ...]:
     return tuple(lowered)
 
 
+# ASCII bytes that are word characters (what `\w` matches among them); every other byte
+# becomes a space. For ASCII text, translate + split gives `_WORD.findall`'s tokens about three
+# times faster (a cold compile tokenises every card).
+_WORD_BYTES: Final = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ASCII_SPLIT: Final = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens (what the regex `\\w+` finds), in order."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_SPLIT).decode("ascii").split()
+    return _WORD.findall(text)
+
+
 def words(text: str) -> list[str]:
     """Raw lowercased word tokens, split at camelCase and underscores too."""
     found: list[str] = []
@@ -96,19 +110,19 @@ def _token_terms(token: str) -> tuple[str, ...]:
 
 def terms(text: str) -> list[str]:
     """Routing terms: stemmed words minus stopwords, digits-only tokens and single letters."""
-    tokens = _WORD.findall(text)
+    found = tokens(text)
     cache = _TERM_CACHE
-    missing = set(tokens).difference(cache)
+    missing = set(found).difference(cache)
     if missing and len(cache) + len(missing) > _TERM_CACHE_MAX:
         out: list[str] = []
-        for token in tokens:
+        for token in found:
             out.extend(_token_terms(token))
         return out
     for token in missing:
         cache[token] = _terms_of(token)
     # Every token is cached now: the lookups and the flattening run in C (a cold compile
     # tokenises every card; a prompt's text is short either way).
-    return list(chain.from_iterable(map(cache.__getitem__, tokens)))
+    return list(chain.from_iterable(map(cache.__getitem__, found)))
 
 
 def term_words(text: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import write_card
 from engram import index, router, workspace
@@ -406,3 +407,15 @@ def test_a_card_without_globs_routes_for_a_file_its_headline_names(workspace: Pa
     assert route_request(compiled, workspace, workspace, "", [path], 8).ids == []
     assert route_request(compiled, workspace, workspace, "", [path], 8, name_words=True).ids == [
         "migrations"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text() | st.text(alphabet=st.characters(max_codepoint=127)))
+def test_fast_ascii_tokens_are_the_regex_tokens(value: str) -> None:
+    """`text.tokens` splits ASCII text with a byte table instead of the `\\w+` regex: the same
+    tokens, in order, for any text."""
+    import re
+
+    from engram import text
+
+    assert text.tokens(value) == re.findall(r"\w+", value)
