@@ -18,7 +18,7 @@ after that message call the k-th step, then the model answers `DONE`. Steps:
   ("patch", patch_text)   Codex `apply_patch`
   ("bash", command)       Claude `Bash`, Codex `exec_command`, Gemini `run_shell_command`,
                           OpenCode `bash`
-  ("agent", prompt)       Claude `Agent` (or `Task`), Codex `spawn_agent`
+  ("agent", prompt)       Claude `Agent` (or `Task`), Codex `spawn_agent`, OpenCode `task`
   ("wait",)               Codex `wait_agent` on the agent spawned last
 
 Compaction requests are answered with a summary text, never with a tool call.
@@ -501,9 +501,12 @@ def _chat_call(model: FakeModel, req: dict[str, Any]) -> tuple[dict[str, Any] | 
         arguments: dict[str, Any] = {"filePath": step[1]}
     elif kind == "bash" and "bash" in tools:
         arguments = {"command": step[1], "description": "Run a scripted command"}
+    elif kind == "agent" and "task" in tools:
+        arguments = {"description": "scripted subagent", "prompt": step[1],
+                     "subagent_type": "general"}
     else:
         return None, "text"
-    name = "read" if kind == "read" else "bash"
+    name = {"read": "read", "bash": "bash", "agent": "task"}[kind]
     return ({"id": "call_" + uuid.uuid4().hex[:16], "type": "function",
              "function": {"name": name, "arguments": json.dumps(arguments)}}, f"tool:{name}")
 

@@ -6,7 +6,8 @@ OpenCode has no hook answer that reaches the model: the plugin keeps one system-
 per session, in the OpenCode process's memory. So the conversation crosses processes:
 
   first      `opencode run` (its own process): a prompt routing alpha whose turn reads the
-             ledger (two model requests), plus OpenCode's title-generator request;
+             ledger and starts a subagent (`task`) whose own prompt routes beta, plus
+             OpenCode's title-generator request;
   serve1     `opencode serve` started, then `opencode run --attach` with `--session`: a
              process that never saw the session, a prompt routing beta;
   serve2     the same server, a prompt routing nothing (the slot is kept);
@@ -34,13 +35,16 @@ from typing import Iterator
 import pytest
 
 from .fakemodel import Request
-from .harness import (RUN_TIMEOUT, Conversation, Run, check_absent, check_memory, conversation,
-                      doctor_problems, report, run_problems, timing_problems, verdict)
+from .harness import (RUN_TIMEOUT, SUBAGENT_TASK, Conversation, Run, check_absent, check_memory, conversation,
+                      doctor_problems, report, run_problems, timing_problems, user_texts,
+                      verdict)
 
 CLIENT = "opencode"
 PROVIDER_PACKAGE = "@ai-sdk/openai-compatible"
 TITLE_PROMPT = "You are a title generator"
 SERVE_TIMEOUT = 90.0
+FIRST_PROMPT = "Tell me about zebrafish."
+AFTER_COMPACTION = "After the summary, go on."  # the compaction replaced what came before
 # Quiet and offline: no models.dev catalogue, no default auth plugins, no LSP downloads, no
 # self-update. OpenCode still tries to install @opencode-ai/plugin into the config folders in
 # the background; the refusing proxy stops it (listed as stray, harmless).
@@ -180,8 +184,9 @@ def convo(version: str) -> Iterator[Conversation]:
     with conversation(CLIENT, version) as c:
         setup(c)
         c.link()
-        plan = c.server.plan("opencode1", [("read", str(c.workspace / "ledger" / "entries.txt"))])
-        c.run("first", prompt(f"{plan} Tell me about zebrafish."))
+        plan = c.server.plan("opencode1", [("read", str(c.workspace / "ledger" / "entries.txt")),
+                                           ("agent", f"{SUBAGENT_TASK} About quokka exports.")])
+        c.run("first", prompt(f"{plan} {FIRST_PROMPT}"))
         reason = provider_unavailable(c)
         if reason:
             report(c.label)["skipped"] = reason
@@ -194,7 +199,7 @@ def convo(version: str) -> Iterator[Conversation]:
                 c.run("serve1", prompt("Now the quokka exports, please.", session, server.url))
                 c.run("serve2", prompt("Thanks, go on.", session, server.url))
                 compact(c, server, session)
-                c.run("serve3", prompt("After the summary, go on.", session, server.url))
+                c.run("serve3", prompt(AFTER_COMPACTION, session, server.url))
             finally:
                 server.stop()
             c.run("continued", prompt("Carry on.", session))
@@ -219,6 +224,17 @@ def test_first_prompt_carries_always_and_routed_card_once(convo: Conversation) -
     verdict(convo, "chat.message (first prompt)", problems, f"{len(requests)} requests")
 
 
+def test_subagent_session_gets_its_own_slot(convo: Conversation) -> None:
+    """OpenCode runs a subagent as a child session in the same process: its own
+    session.created and chat.message fill its own slot (the always card and what the task's
+    prompt routes), and the parent's slot is untouched."""
+    requests = convo.requests("first", subagent=True)
+    problems = [] if requests else ["no subagent request in run 'first'"]
+    problems += check_memory(requests, "overview") + check_memory(requests, "beta") + \
+        check_absent(requests, "alpha")
+    verdict(convo, "subagent (task) session", problems)
+
+
 def test_title_request_carries_no_memory(convo: Conversation) -> None:
     titles = title_requests(convo, "first")
     problems = [] if titles else ["OpenCode sent no title-generator request"]
@@ -227,11 +243,20 @@ def test_title_request_carries_no_memory(convo: Conversation) -> None:
     verdict(convo, "title request without memory", problems)
 
 
+def continued_problems(requests: list[Request], label: str, earlier: str) -> list[str]:
+    """The run continued the first session (an earlier prompt of it is in the history)."""
+    if any(earlier in text for r in requests for text in user_texts(r)):
+        return []
+    return [f"run {label!r} did not continue the first session ({earlier!r} is not in the "
+            "history)"]
+
+
 def test_a_process_new_to_the_session_gets_the_slot(convo: Conversation) -> None:
     """`opencode serve` never saw the session: its plugin holds nothing and says so."""
     requests = agent_requests(convo, "serve1")
-    problems = run_problems(convo, "serve1") + check_memory(requests, "overview") + \
-        check_memory(requests, "beta") + check_absent(requests, "alpha")
+    problems = run_problems(convo, "serve1") + continued_problems(requests, "serve1", FIRST_PROMPT) + \
+        check_memory(requests, "overview") + check_memory(requests, "beta") + \
+        check_absent(requests, "alpha")
     verdict(convo, "new process (serve --attach)", problems)
 
 
@@ -260,8 +285,8 @@ def test_memory_after_compaction(convo: Conversation) -> None:
 
 def test_session_continued_in_a_new_process(convo: Conversation) -> None:
     requests = agent_requests(convo, "continued")
-    problems = run_problems(convo, "continued") + check_memory(requests, "overview") + \
-        check_memory(requests, "beta")
+    problems = run_problems(convo, "continued") + continued_problems(requests, "continued", AFTER_COMPACTION) + \
+        check_memory(requests, "overview") + check_memory(requests, "beta")
     verdict(convo, "run --session (new process)", problems)
 
 
