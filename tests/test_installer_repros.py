@@ -369,6 +369,17 @@ def test_the_pre_engram_original_outlives_backup_rotation(workspace: Path,
     assert path.read_text() == USER_SETTINGS
 
 
+def test_originals_keep_the_first_and_the_newest(workspace: Path) -> None:
+    from engram.installer import filedance
+
+    path = claude_settings(workspace, '{"n": 0}')
+    for n in range(14):
+        path.write_text(json.dumps({"n": n}))  # a new pre-engram state each time
+        assert engram("link", "claude", cwd=workspace) == 0
+    kept = [json.loads(b.path.read_text())["n"] for b in filedance.backups(path) if b.original]
+    assert kept == [0] + list(range(5, 14))
+
+
 def test_restore_original_of_a_file_engram_created_removes_it(workspace: Path) -> None:
     assert engram("link", "codex", cwd=workspace) == 0
     assert engram("restore", "codex", "--original", cwd=workspace) == 0

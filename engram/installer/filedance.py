@@ -29,6 +29,9 @@ from engram.fileio import FileTooLarge, NotRegularFile, atomic_write_bytes, excl
 from engram.installer.formats import ShapeError
 
 BACKUPS_KEPT: Final = 5
+# A file unlinked, edited and linked again has a new pre-engram state each time: the first one
+# ever is kept for good, and the newest few beside it.
+ORIGINALS_KEPT: Final = 9
 _ATTEMPTS: Final = 3
 ORIGINAL_PREFIX: Final = "original-"
 FOLLOW_SETTING: Final = "install.follow_symlinks"
@@ -190,6 +193,9 @@ def _record_original(target: Path, data: bytes | None, created: list[str]) -> No
     else:
         name, payload = f"{ORIGINAL_PREFIX}{_stamp()}.bak", data
     atomic_write_bytes(folder / name, payload, mode=0o600)
+    kept = [b for b in backups(target) if b.original]
+    for extra in kept[1:-ORIGINALS_KEPT]:  # the very first is kept for good, and the newest
+        extra.path.unlink(missing_ok=True)
 
 
 def missing_parents(path: Path) -> list[str]:
