@@ -127,6 +127,19 @@ def test_a_teammates_clone_runs_the_committed_hooks_unchanged(
     assert shared.read_bytes() == committed
 
 
+def test_a_teammate_runs_the_committed_opencode_plugin_command(workspace: Path,
+                                                              tmp_path: Path) -> None:
+    (workspace / ".agents/.engram/zebra-notes.md").write_text(CARD)
+    assert engram("link", "opencode", cwd=workspace) == 0
+    plugin = (workspace / ".opencode/plugins/engram.js").read_text()
+    cmd = json.loads(plugin.split("const COMMAND = ", 1)[1].split(";\n", 1)[0])
+    payload = {"event": "chat.message", "sessionID": "ses_1", "cwd": str(workspace),
+               "prompt": "zebrafish tank"}
+    done = run_committed(cmd, payload, teammate_env(tmp_path, with_engram=True), workspace)
+    assert done.returncode == 0, done.stderr
+    assert "ZEBRA-BODY" in json.loads(done.stdout)["text"]
+
+
 @pytest.mark.parametrize("host", sorted(PROJECT_FILES))
 def test_a_clone_without_engram_sees_nothing(host: str, workspace: Path, tmp_path: Path) -> None:
     assert engram("link", host, cwd=workspace) == 0
