@@ -80,3 +80,16 @@ def test_startup_read_mode_delivers_the_always_card_on_the_first_prompt_only(ws:
     assert json.loads(start(ws)) == {}
     assert sent_ids(prompt(ws, "tell me about zebrafish")) == ["overview"]
     assert call("gemini", payload("gemini", "BeforeAgent.json", ws, prompt="zebrafish")).strip() == "{}"
+
+
+@pytest.mark.parametrize("mode", ["startup", "auto", "always", "manual", "off"])
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compress"])
+def test_session_start_prints_nothing_in_any_mode(ws: Path, mode: str, source: str) -> None:
+    """Whatever the read mode, proof on, new or resumed: a resumed Gemini session would drop
+    the user turn SessionStart's text lands in."""
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"read": mode, "proof": "compact"}))
+    start(ws)
+    prompt(ws, "tell me about zebrafish")
+    card = ws / ".agents" / ".engram" / "overview.md"
+    card.write_text(card.read_text().replace("ledger/", "vault/"))
+    assert json.loads(start(ws, source)) == {}
