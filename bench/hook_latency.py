@@ -48,7 +48,7 @@ def _is_editable() -> bool:
 
 def _run(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run(command, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    done = subprocess.run(command, input=stdin, capture_output=True,
                           env=env, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:

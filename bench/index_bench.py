@@ -8,7 +8,7 @@ For each size, in one process (the way a hook process would, minus interpreter s
   (marshal) plus the freshness check (stat every card file; nothing re-parsed). Both parts are
   also timed alone: `read` = opening the index database (`index._open`), `check` =
   `index.check(db, roots, ...)` (read the stored stats, stat every card file, compare);
-- route: `routing.route_request` on an already loaded index (median over many queries);
+- route: `query.route_request` on an already loaded index (median over many queries);
 - load+route: a fresh `load_or_build` followed by one `route_request`, per query: what one hook
   call pays in-process. The targets (2 ms at 1,000 cards, 15 ms at 10,000) apply to this;
 - refresh: one card's content changes, then `load_or_build` (read, stat scan, re-parse of that
@@ -120,7 +120,7 @@ def bench_cold(n: int, base: Path, runs: int) -> dict[str, Any]:
 
 def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
                cli: bool) -> dict[str, Any]:
-    from engram import index, routing, workspace
+    from engram import index, query, workspace
 
     if n >= 5000:  # keep a 10,000-card run to minutes, not hours, while loads are slow
         repeats, refreshes = max(3, repeats // 3), max(3, refreshes // 3)
@@ -149,7 +149,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
         gc.collect()
         seconds, data = _timed(lambda: index._open(str(idx_path)))
         reads.append(seconds)
-        seconds, fresh_now = _timed(lambda: index.check(data, roots, follow, (str(ws.root),)))
+        seconds, fresh_now = _timed(lambda: index.check(data, roots, follow, (str(ws.root),)))  # noqa: B023
         assert fresh_now, "the freshness check found a change in an unchanged store"
         checks.append(seconds)
         seconds, _ = _timed(lambda: index.load_or_build(ws))
@@ -160,10 +160,10 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
     selected_counts: list[int] = []
     routes: list[float] = []
     for prompt, paths in queries:  # one pass to fill lazy caches, as a long session would
-        routing.route_request(loaded, ws.root, ws.root, prompt, list(paths), 8)
+        query.route_request(loaded, ws.root, ws.root, prompt, list(paths), 8)
     for prompt, paths in queries:
         seconds, result = _timed(
-            lambda: routing.route_request(loaded, ws.root, ws.root, prompt, list(paths), 8))
+            lambda: query.route_request(loaded, ws.root, ws.root, prompt, list(paths), 8))  # noqa: B023
         routes.append(seconds)
         selected_counts.append(sum(1 for s in result.selected if _routed(s)))
     abstained = sum(1 for r in selected_counts if r == 0)
@@ -173,7 +173,7 @@ def bench_size(n: int, base: Path, n_queries: int, repeats: int, refreshes: int,
         gc.collect()
         start = time.perf_counter()
         fresh = index.load_or_build(ws)
-        routing.route_request(fresh, ws.root, ws.root, prompt, list(paths), 8)
+        query.route_request(fresh, ws.root, ws.root, prompt, list(paths), 8)
         load_routes.append(time.perf_counter() - start)
 
     # One card changes (content), then one card is only touched (mtime, same content).

@@ -158,10 +158,10 @@ def engram_index(root: Path) -> Any:
 def engram_route(compiled: Any, workspace: Path, prompt: str, paths: list[str],
                  limit: int) -> list[tuple[str, str, set[str]]]:
     """[(card id, file path, reason kinds)] in rank order."""
-    from engram import index, routing
+    from engram import query
 
-    result = routing.route_request(compiled, str(workspace), str(workspace), prompt, paths, limit)
-    return [(s.id, compiled.row(s.slot)[index.C_PATH], {r.kind for r in s.reasons})
+    result = query.route_request(compiled, str(workspace), str(workspace), prompt, paths, limit)
+    return [(s.id, compiled.row(s.slot).path, {r.kind for r in s.reasons})
             for s in result.selected]
 
 
@@ -219,8 +219,7 @@ def continue_glob(data: Path, quick: bool, verbose: bool) -> dict[str, Any]:
 
 # --- the labelled description-routing set --------------------------------------------------
 
-LUCENE_STOP = frozenset("a an and are as at be but by for if in into is it no not of on or such "
-                        "that the their then there these they this to was will with".split())
+LUCENE_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"])  # noqa: E501 - one data table
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
 
@@ -310,19 +309,18 @@ def labelled(data: Path, name: str, quick: bool, verbose: bool) -> dict[str, Any
     excluded = [label for label in labels if label.get("excluded")]
     labels = [label for label in labels if not label.get("excluded")]
     if quick:
-        labels = labels[:8] + [l for l in labels if not l.get("expected")][:4]
+        labels = labels[:8] + [label for label in labels if not label.get("expected")][:4]
     compiled = engram_index(rules)
     _, always_files = truth_rules(rules)
-    always_ids = {compiled.row(slot)[0] for slot in compiled.data["always"]}
+    always_ids = {compiled.row(slot).id for slot in compiled.data["always"]}
     # The baseline ranks the same files engram loaded (by path), minus the always-on ones.
-    from engram import index
 
     docs = {}
     for slot in compiled.active:
         row = compiled.row(slot)
-        if row[index.C_ID] in always_ids:
+        if row.id in always_ids:
             continue
-        docs[row[index.C_ID]] = Path(row[index.C_PATH]).read_text(encoding="utf-8")
+        docs[row.id] = Path(row.path).read_text(encoding="utf-8")
     plain = BM25(docs, lucene_tokens)
     stemmed = BM25(docs, engram_text.terms)
     runs: dict[str, list[tuple[dict[str, Any], list[str]]]] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from engram.record import frozen
+from engram.record import Record, frozen
 from engram.render import ALREADY_PREFIX, FOLDED_HEADER, Item, body_block, compose, folded_line
 
 TYPE_CHECKING = False
@@ -35,7 +35,7 @@ def measure(text: str, unit: str) -> int:
 
 
 @frozen
-class Fit:
+class Fit(Record):
     full: tuple[Item, ...]
     folded: tuple[Item, ...]
     dropped: tuple[Item, ...]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from engram.record import frozen
+from engram.record import Record, frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_PRIORITY = 50
 CARD_TYPES = ("rule", "workflow", "reference")
 
 
 @frozen
-class Card:
+class Card(Record):
     id: str
     title: str
     card: str  # the one-line fold used when the body does not fit
@@ -25,7 +29,7 @@ class Card:
     depends_on: tuple[str, ...] = ()
     format: str = "engram"  # engram | long-ride | cursor | claude | copilot | continue
     body_line: int = 1  # 1-based line where the body starts, for reports
-    provenance: tuple = ()
+    provenance: tuple[tuple[str, Any], ...] = ()
 
     @property
     def key(self) -> str:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from engram.card import Card
-from engram.record import frozen
+from engram.record import Record, frozen
 
 
 @frozen
-class HostFit:
+class HostFit(Record):
     host: str
     unit: str  # chars | tokens
     limit: int
@@ -29,10 +29,10 @@ class HostFit:
 
 def injecting_hosts() -> list[Any]:
     """Supported hosts that have a channel to the model (Windsurf has none)."""
-    from engram import hosts
+    from engram import host_registry
 
     found = []
-    for host in hosts.registry():
+    for host in host_registry.registry():
         events = (host.runtime.get("events") or {}).values()
         if host.supported and not all(e.get("no_model_channel") for e in events if e):
             found.append(host)

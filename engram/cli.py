@@ -82,8 +82,8 @@ def import_(
 @app.command()
 def route(
     prompt: Optional[str] = typer.Argument(None, help="The prompt to route."),
-    path: List[str] = typer.Option([], "--path", "-p", help="A touched path (repeatable)."),
-    root: List[Path] = typer.Option([], "--root", help="Route over this memory root instead "
+    path: list[str] = typer.Option([], "--path", "-p", help="A touched path (repeatable)."),
+    root: list[Path] = typer.Option([], "--root", help="Route over this memory root instead "
                                     "of the workspace's (repeatable)."),
     cwd: Optional[Path] = CwdOption,
     limit: Optional[int] = typer.Option(None, "--limit", help="Most cards to select."),
@@ -139,11 +139,11 @@ def show(
 
 @app.command()
 def lint(
-    root: List[Path] = typer.Option([], "--root", help="Lint this memory root (repeatable)."),
+    root: list[Path] = typer.Option([], "--root", help="Lint this memory root (repeatable)."),
     cwd: Optional[Path] = CwdOption,
     as_json: bool = JsonOption,
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too (for CI)."),
-    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE",
+    ignore: list[str] = typer.Option([], "--ignore", metavar="CODE",
                                      help="Skip a check by the code printed after each problem "
                                      "(repeatable, or comma-separated)."),
 ) -> None:
@@ -281,12 +281,13 @@ def restore(
 @app.command()
 def upgrade(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
     """Bring every installed host to the current hook definitions."""
     from engram.commands import upgrade as command
 
-    raise typer.Exit(command.run(dry_run=dry_run, cwd=_cwd(cwd)))
+    raise typer.Exit(command.run(dry_run=dry_run, cwd=_cwd(cwd), as_json=as_json))
 
 
 @app.command()
@@ -376,30 +377,19 @@ def run(argv: list[str]) -> int:
     except KeyboardInterrupt:
         typer.echo("engram: interrupted", err=True)
         return 130
-    except Exception as exc:  # click usage errors are handled below
-        usage_error, abort = _click_exception_types()
-        if usage_error is not None and isinstance(exc, usage_error):
-            exc.show()  # type: ignore[attr-defined]
-            return int(getattr(exc, "exit_code", 2))
-        if abort is not None and isinstance(exc, abort):
-            typer.echo("engram: aborted", err=True)
-            return 130
+    except typer.Abort:
+        typer.echo("engram: aborted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one handler around the CLI
+        # A usage error (click's ClickException, which typer raises but does not export)
+        # knows how to show itself and its exit code: recognised by that, not by a private
+        # import of typer's vendored click.
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            return code
         log_path = _crash_log(exc)
         where = f"; details in {log_path}" if log_path else ""
         typer.echo(f"engram: unexpected error: {type(exc).__name__}: {exc}{where}", err=True)
         return 3
     return int(result or 0) if isinstance(result, int) else 0
-
-
-def _click_exception_types() -> tuple[type | None, type | None]:
-    """(ClickException, Abort) wherever this typer keeps them: typer >= 0.29 vendors click as
-    `typer._click` and exports Abort from typer itself; older typers use click's own."""
-    usage_error = abort = None
-    for name in ("typer._click.exceptions", "click.exceptions"):
-        try:
-            module = __import__(name, fromlist=["ClickException"])
-        except ImportError:
-            continue
-        usage_error = usage_error or getattr(module, "ClickException", None)
-        abort = abort or getattr(module, "Abort", None)
-    return usage_error, abort or getattr(typer, "Abort", None)

@@ -10,9 +10,9 @@ from typing import Any
 
 def host_names(incomplete: str) -> list[tuple[str, str]]:
     try:
-        from engram import hosts
+        from engram import host_registry
 
-        found = [(h.name, h.display_name) for h in hosts.registry()] + [("all", "every host")]
+        found = [(h.name, h.display_name) for h in host_registry.registry()] + [("all", "every host")]
     except Exception:  # noqa: BLE001 - completion never fails
         return []
     return [(name, label) for name, label in found if name.startswith(incomplete)]
@@ -37,10 +37,9 @@ SHELLS = ("bash", "zsh", "fish")
 
 def script_or_install(shell: str, install: bool) -> int:
     """Print the completion script for `shell`, or install it; the exit code."""
-    import sys
-
     from typer import _completion_shared as shared
 
+    from engram import output
     from engram.errors import EngramError
 
     if shell not in SHELLS:
@@ -48,9 +47,9 @@ def script_or_install(shell: str, install: bool) -> int:
     if install:
         _shell, path = shared.install(shell=shell, prog_name="engram",
                                       complete_var="_ENGRAM_COMPLETE")
-        sys.stdout.write(f"INSTALLED {shell} completion in {path}; it takes effect in a new "
+        output.write(f"INSTALLED {shell} completion in {path}; it takes effect in a new "
                          "shell\n")
         return 0
-    sys.stdout.write(shared.get_completion_script(prog_name="engram",
-                                                  complete_var="_ENGRAM_COMPLETE", shell=shell))
+    output.write(shared.get_completion_script(prog_name="engram",
+                                              complete_var="_ENGRAM_COMPLETE", shell=shell))
     return 0

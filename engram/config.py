@@ -7,7 +7,7 @@ import json
 import os
 
 from engram.errors import EngramError
-from engram.record import frozen
+from engram.record import Record, frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @frozen
-class Setting:
+class Setting(Record):
     key: str
     default: Any
     help: str

@@ -22,6 +22,24 @@ MAX_SESSIONS: Final = 200
 MAX_SUBAGENTS: Final = 100
 MAX_CACHE_BYTES: Final = 32 * 1024 * 1024
 LOCK_TIMEOUT: Final = 4.0  # well under every host's 10 s hook timeout
+# ENGRAM_LOCK_TIMEOUT (seconds) shortens or lengthens the wait: tests that hold the lock on
+# purpose need not sit out 4 s, and a slow shared machine can wait longer. Clamped to
+# (0, MAX_LOCK_TIMEOUT] so a typo cannot outlast the host's own timeout.
+MAX_LOCK_TIMEOUT: Final = 9.0
+
+
+def lock_timeout() -> float:
+    """The delivery lock's wait: ENGRAM_LOCK_TIMEOUT when it is a positive number, else
+    LOCK_TIMEOUT; never more than MAX_LOCK_TIMEOUT."""
+    raw = os.environ.get("ENGRAM_LOCK_TIMEOUT")
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            return LOCK_TIMEOUT
+        if value > 0:
+            return min(value, MAX_LOCK_TIMEOUT)
+    return LOCK_TIMEOUT
 
 
 def empty_document() -> dict[str, Any]:
@@ -36,7 +54,7 @@ def new_entry(host: str, cwd: str, session: str, agent: str, now: float) -> dict
 def entry_for(document: dict[str, Any], key: str, host: str, cwd: str, session: str,
               agent: str, now: float) -> dict[str, Any]:
     entries = document["entries"]
-    entry = entries.get(key)
+    entry: dict[str, Any] | None = entries.get(key)
     if entry is None:
         entry = entries[key] = new_entry(host, cwd, session, agent, now)
     return entry
@@ -133,7 +151,8 @@ def read_document(path: str) -> dict[str, Any]:
     except (ValueError, RecursionError):  # nested past the recursion limit: corrupt too
         document = None
     if is_valid(document):
-        return document  # type: ignore[return-value]
+        valid: dict[str, Any] = document
+        return valid
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     try:
         os.replace(path, f"{path}.corrupt-{stamp}")
@@ -148,9 +167,10 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
     """Lock, read, hand out the document for changes, then prune, write atomically and
     unlock. An exception inside the block writes nothing."""
 
-    def __init__(self, path: str, timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(self, path: str, timeout: float | None = None) -> None:
         self.path = path
-        self.lock = fileio.exclusive_lock(path + ".lock", timeout)
+        self.lock = fileio.exclusive_lock(path + ".lock",
+                                          lock_timeout() if timeout is None else timeout)
         self.document: dict[str, Any] = {}
 
     def __enter__(self) -> dict[str, Any]:

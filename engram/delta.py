@@ -3,9 +3,8 @@ were already delivered, and the budgeted text. Pure."""
 
 from __future__ import annotations
 
-from engram.record import frozen
-
 from engram import budget, render
+from engram.record import Record, frozen
 from engram.render import Item
 
 TYPE_CHECKING = False
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 
 
 @frozen
-class Routed:
+class Routed(Record):
     id: str
     key: str  # id@content-hash
     item: Item
@@ -24,7 +23,7 @@ class Routed:
 
 
 @frozen
-class Answer:
+class Answer(Record):
     text: str
     sent_keys: tuple[str, ...]  # bodies sent in full: the only ones marked delivered
     size: int

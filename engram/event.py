@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import re
-from engram.record import frozen
 
+from engram.record import Record, frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ KEEP_ON_SOURCES: Final = ("resume", "fork")
 
 
 @frozen
-class Event:
+class Event(Record):
     host: str
     name: str  # the host's own event name
     kind: str  # start | prompt | path | subagent | reset | rule_loaded | end
@@ -148,8 +148,9 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
         host=host, name=name, kind=kind, session=bounded_id(str(session)), cwd=cwd,
         agent=bounded_id(str(agent)) if isinstance(agent, (str, int)) and str(agent) else "",
         prompt=prompt, paths=tuple(paths), source=source, trigger=trigger, tool=tool,
-        transcript_path=_text(payload.get("transcript_path")),
-        rule_file=_text(payload.get("file_path")) if kind == "rule_loaded" else "",
+        transcript_path=_text(dig(payload, fields["transcript"])) if "transcript" in fields else "",
+        rule_file=_text(dig(payload, fields["rule_file"]))
+        if kind == "rule_loaded" and "rule_file" in fields else "",
         silent=bool(spec.get("silent")), no_model_channel=bool(spec.get("no_model_channel")),
         resets=resets, slot_held=held if isinstance(held, str) else None,
     )

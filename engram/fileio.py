@@ -1,6 +1,9 @@
 """Small file primitives shared by every writer: an exclusive lock with a bounded wait and an
 atomic replace. Imported on the hook path, so it uses fcntl/msvcrt directly (portalocker costs
-~70 ms of import) and neither tempfile nor contextlib nor pathlib (~8 ms together)."""
+~70 ms of import) and neither tempfile nor contextlib nor pathlib (~8 ms together). The
+installer and the config commands take the same lock: one implementation, one behaviour (a
+bounded wait, released by the OS when the holder dies), so engram does not depend on
+portalocker at all."""
 
 from __future__ import annotations
 
@@ -30,14 +33,14 @@ except ImportError:  # pragma: no cover - Windows
     def _try_lock(handle: "IO[bytes]") -> bool:
         try:
             handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
         except OSError:
             return False
         return True
 
     def _unlock(handle: "IO[bytes]") -> None:
         handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
 
 
 class NotRegularFile(OSError):

@@ -183,7 +183,8 @@ def build(path: PurePath, root: str, text: str, parsed: Parsed, content_hash: st
             errors.append((str(exc), exc.line))
             return fallback
     fmt = detect(path, data, parsed.body)
-    line_of = lambda key: _key_line(1, text, key)  # noqa: E731
+    def line_of(key: str) -> int | None:
+        return _key_line(1, text, key)
     body = parsed.body.strip("\n")
     if fmt == "long-ride":
         section = _CONTENT_SECTION.search(body)

@@ -90,11 +90,11 @@ def _yaml_load(block_text: str) -> Any:
     class _NoAliasLoader(yaml.SafeLoader):
         """Aliases are how YAML bombs grow; frontmatter never needs them."""
 
-        def fetch_alias(self) -> None:  # type: ignore[override]
+        def fetch_alias(self) -> None:
             raise yaml.scanner.ScannerError(None, None, "aliases are not allowed",
                                             self.get_mark())
 
-        def fetch_anchor(self) -> None:  # type: ignore[override]
+        def fetch_anchor(self) -> None:
             raise yaml.scanner.ScannerError(None, None, "anchors are not allowed",
                                             self.get_mark())
 

@@ -1,4 +1,4 @@
-"""One hook call end to end (the brief's steps 1-9): normalize the payload, find the
+"""One hook call end to end (steps 1-9 of docs/architecture.md): normalize the payload, find the
 workspace from the payload's cwd, load the compiled index, route, then under the delivery
 cache's lock decide what is new, budget, render and record only what was sent, and encode the
 host's own answer. Everything but the file steps is delegated to pure modules."""
@@ -9,10 +9,10 @@ import json
 import os
 import time
 
-from engram import delivery, delta, event as event_module, fileio
+from engram import delivery, delta, fileio
+from engram import event as event_module
 from engram.event import Event
-from engram.index import (C_ALWAYS, C_APPLIES, C_CARD, C_HASH, C_ID, C_PATH, C_PRIORITY, C_ROOT,
-                          C_TITLE, CompiledIndex)
+from engram.index import CompiledIndex
 from engram.render import Item
 
 TYPE_CHECKING = False
@@ -23,38 +23,52 @@ DEFAULT_MAX_TOKENS: Final = 1600
 # All the waiting one call may do for locks (the index's SQLite write lock, the delivery
 # cache's lock), together: well under the 10 s hook timeout Claude, Codex and Gemini get.
 WAIT_BUDGET: Final = 6.0
-EMPTY_ANSWERS: Final = {"hook_specific": "{}", "cursor": "{}", "windsurf": "",
-                        "opencode": '{"action": "retain", "text": ""}'}
+# A host definition without `answer:` gets the most common shape (Claude's, Codex's, Gemini's).
+DEFAULT_ANSWER: Final[Mapping[str, Any]] = {
+    "envelope": {"hookSpecificOutput": {"hookEventName": "$event", "additionalContext": "$text"}},
+    "empty": "{}"}
 
 
-def empty_answer(shape: str) -> str:
-    return EMPTY_ANSWERS.get(shape, "{}")
+def answer_spec(runtime: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The host's answer shape (hosts/<host>.yaml `runtime.answer`)."""
+    spec: Mapping[str, Any] = runtime.get("answer") or DEFAULT_ANSWER
+    return spec
 
 
-def encode(shape: str, event_name: str, text: str, action: str = "replace", slot: str = "") -> str:
-    """The host's own envelope around `text`; the empty answer when there is nothing. `slot`
-    is the token a single-slot host's plugin keeps with the text and sends back."""
-    if not text:
-        if shape == "opencode" and action == "clear":
-            return json.dumps({"action": "clear", "text": ""})
-        return empty_answer(shape)
-    if shape == "opencode" and action == "retain":
-        return empty_answer(shape)
-    if shape == "cursor":
-        return json.dumps({"additional_context": text}, ensure_ascii=False)
-    if shape == "windsurf":
-        return text
-    if shape == "opencode":
-        return json.dumps({"action": action, "text": text, "slot": slot}, ensure_ascii=False)
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
-                                              "additionalContext": text}}, ensure_ascii=False)
+def empty_answer(spec: Mapping[str, Any]) -> str:
+    return str(spec.get("empty", "{}"))
+
+
+def _fill(node: Any, values: Mapping[str, str]) -> Any:
+    """The envelope template with `$event`, `$text`, `$action` and `$slot` put in."""
+    if isinstance(node, str):
+        return values.get(node, node)
+    if isinstance(node, dict):
+        return {key: _fill(value, values) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_fill(value, values) for value in node]
+    return node
+
+
+def encode(spec: Mapping[str, Any], event_name: str, text: str, action: str = "replace",
+           slot: str = "") -> str:
+    """The host's own envelope around `text`; the empty answer when there is nothing. A
+    single-slot host is also told to keep what its slot holds (`retain`: the empty answer) or
+    to clear it (its `clear` answer); `slot` is the token its plugin keeps with the text."""
+    if action == "clear" and "clear" in spec:
+        return str(spec["clear"])
+    if not text or action == "retain":
+        return empty_answer(spec)
+    filled = _fill(spec.get("envelope", "$text"),
+                   {"$event": event_name, "$text": text, "$action": action, "$slot": slot})
+    return filled if isinstance(filled, str) else json.dumps(filled, ensure_ascii=False)
 
 
 def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
     """A card's render item without its body: bodies are read only for the cards sent."""
     row = index.row(slot)
-    return Item(id=row[C_ID], title=row[C_TITLE], card=row[C_CARD], body="",
-                priority=row[C_PRIORITY], rank=rank)
+    return Item(id=row.id, title=row.title, card=row.card, body="",
+                priority=row.priority, rank=rank)
 
 
 def _current(index: CompiledIndex, routed: list[delta.Routed],
@@ -78,7 +92,7 @@ def _current(index: CompiledIndex, routed: list[delta.Routed],
             from engram import index_compile
 
             row = index.row(r.slot)
-            card, secret = index_compile.reparse(row[C_PATH], row[C_ROOT], raw)
+            card, secret = index_compile.reparse(row.path, row.root, raw)
         if card is None or card.id != r.id or secret:
             from engram import log
 
@@ -100,8 +114,8 @@ def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
         if slot in blocked:
             continue  # a card holding a secret is never injected; lint reports it
         row = index.row(slot)
-        routed.append(delta.Routed(row[C_ID], f"{row[C_ID]}@{row[C_HASH]}", _item(index, slot, rank),
-                                   bool(row[C_ALWAYS]), slot))
+        routed.append(delta.Routed(row.id, f"{row.id}@{row.hash}", _item(index, slot, rank),
+                                   bool(row.always), slot))
     return routed
 
 
@@ -120,9 +134,11 @@ class HookCall:
     def __init__(self, host_def: Mapping[str, Any], event: Event, workspace: Any,
                  index: CompiledIndex, write: Callable[[str], None] | None = None) -> None:
         self.runtime: Mapping[str, Any] = host_def.get("runtime") or {}
-        self.shape: str = self.runtime.get("output", "hook_specific")
+        self.answer = answer_spec(self.runtime)
         self.write = write
         self.written: str | None = None  # the host's answer, once handed to `write`
+        # The project folder of native rule files (Claude's .claude/rules/engram), if any.
+        self.rules_folder = str((host_def.get("install") or {}).get("native_rules") or "")
         self.event = event
         self.workspace = workspace
         self.index = index
@@ -135,7 +151,7 @@ class HookCall:
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
             return ""
-        return encode(self.shape, self.event.name, result.text, result.action, result.slot)
+        return encode(self.answer, self.event.name, result.text, result.action, result.slot)
 
     def emit(self, result: delta.Answer) -> None:
         """Write the answer (once). Called under the delivery lock, before the record: a
@@ -147,7 +163,7 @@ class HookCall:
 
     # --- routing ------------------------------------------------------------------------
     def route(self, prompt: str, paths: list[str], include_always: bool) -> list[int]:
-        from engram.routing import route_request
+        from engram.query import route_request
 
         limit = int(self.settings.get("load.limit", 8))
         result = route_request(self.index, self.workspace.location, self.event.cwd, prompt,
@@ -155,7 +171,7 @@ class HookCall:
         return [s.slot for s in result.selected]
 
     def path_slots(self) -> list[int]:
-        from engram.routing import route_request
+        from engram.query import route_request
 
         result = route_request(self.index, self.workspace.location, self.event.cwd, "",
                                list(self.event.paths), 10_000, include_always=False,
@@ -191,7 +207,7 @@ class HookCall:
             with delivery.transaction(cache) as document:
                 return self._fill_slot(document, time.time())
         # Routing and body reads need no cache state: done before taking the lock, so the
-        # lock covers only the delta, budget, render and record (steps 5-8 of the brief).
+        # lock covers only the delta, budget, render and record (steps 5-8).
         routed = self._route_unlocked()
         with delivery.transaction(cache) as document:
             return self._deliver(document, time.time(), routed)
@@ -341,32 +357,34 @@ class HookCall:
     # --- side channels ------------------------------------------------------------------
     def _record_rule_loaded(self, entry: dict[str, Any], now: float) -> None:
         folder, name = os.path.split(self.event.rule_file.replace("\\", "/"))
-        if os.path.basename(folder) != "engram" or \
-                os.path.basename(os.path.dirname(folder)) != "rules" or not name.endswith(".md"):
+        if not self.rules_folder or not name.endswith(".md") or \
+                not (folder + "/").endswith("/" + self.rules_folder.strip("/") + "/"):
             return
         slot = self.index.slot_of(name[: -len(".md")])
         if slot is None:
             return
         row = self.index.row(slot)
-        delivery.mark_delivered(entry, [f"{row[C_ID]}@{row[C_HASH]}"], now)
+        delivery.mark_delivered(entry, [f"{row.id}@{row.hash}"], now)
         from engram import log
 
-        log.note(f"{self.event.host} {self.event.name} native rule loaded: {row[C_ID]}",
+        log.note(f"{self.event.host} {self.event.name} native rule loaded: {row.id}",
                  name="usage.log")
 
     def _sync_native_rules(self) -> None:
         if self.settings.get("hooks.path_rules") != "native":
             return
-        rules_dir = os.path.join(self.workspace.location, ".claude", "rules", "engram")
+        if not self.rules_folder:
+            return
+        rules_dir = os.path.join(self.workspace.location, *self.rules_folder.split("/"))
         if not os.path.isdir(rules_dir):
             return  # not linked in native mode: nothing of ours to keep in step
         try:
-            from engram import native_rules
-
             from pathlib import Path
 
+            from engram import native_rules
+
             scoped = [self.index.card(slot) for slot in self.index.active
-                      if self.index.row(slot)[C_APPLIES]]
+                      if self.index.row(slot).applies_to]
             # Never through a committed symlink that leads out of the workspace.
             native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
                                     follow=self.settings.get("install.follow_symlinks") is True)
@@ -407,13 +425,14 @@ def handle(host_name: str, raw: bytes, defer: bool = False,
 
 def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None] | None,
             started: float) -> str:
-    from engram import hosts, observed, workspace as workspace_module
+    from engram import firing_log, host_registry
     from engram import index as index_module
+    from engram import workspace as workspace_module
 
-    host_def = hosts.load_host(host_name)
+    host_def = host_registry.load_host(host_name)
     host = host_def["name"]
     runtime = host_def.get("runtime") or {}
-    shape = runtime.get("output", "hook_specific")
+    shape = answer_spec(runtime)
     payload = json.loads(raw) if raw.strip() else None
     event = event_module.normalize(host, runtime, payload)
     if event is None:
@@ -421,7 +440,7 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     event = event.replace(cwd=os.path.realpath(event.cwd))
     ws = workspace_module.load(event.cwd)
     if ws is None or not ws.roots:
-        observed.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
+        firing_log.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
     call = HookCall(host_def, event, ws, index, write)
@@ -440,9 +459,10 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     if text is None:
         text = _written(write, call.encoded(result))
     rule = _rule_file(ws.location, event.rule_file) if event.kind == "rule_loaded" else ""
-    observed.record(host, event.name, len(text.encode("utf-8")),
-                    (time.perf_counter() - started) * 1000, workspace=ws.key, rule=rule,
-                    engram_rule=rule.startswith(".claude/rules/engram/"))
+    ours = call.rules_folder.strip("/") + "/"
+    firing_log.record(host, event.name, len(text.encode("utf-8")),
+                      (time.perf_counter() - started) * 1000, workspace=ws.key, rule=rule,
+                      engram_rule=ours != "/" and rule.startswith(ours))
     return text
 
 

@@ -15,10 +15,10 @@ MAX_STDIN_BYTES: Final = 8 * 1024 * 1024
 
 def _empty_for(host_name: str) -> str:
     try:
-        from engram import hook, hosts
+        from engram import hook, host_registry
 
-        shape = (hosts.load_host(host_name).get("runtime") or {}).get("output", "hook_specific")
-        return hook.empty_answer(shape)
+        runtime = host_registry.load_host(host_name).get("runtime") or {}
+        return hook.empty_answer(hook.answer_spec(runtime))
     except Exception:  # noqa: BLE001
         return "{}"
 

@@ -1,6 +1,6 @@
 """The adapter every part reads host specifics through (one frozen dataclass per host), built
-from the definitions `engram.hosts` loads. Kept apart from engram.hosts so the hook path, which
-only needs `load_host`, does not import dataclasses and typing."""
+from the definitions `engram.host_registry` loads. Kept apart from engram.host_registry so the
+hook path, which only needs `load_host`, does not import dataclasses and typing."""
 
 from __future__ import annotations
 

@@ -16,34 +16,66 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
 from array import array
 
 from engram import paths
+from engram.index_rows import (  # noqa: F401 - the layout, re-exported for readers
+    C_ALWAYS,
+    C_APPLIES,
+    C_BODY_LINE,
+    C_BODY_SPAN,
+    C_CARD,
+    C_DEPENDS,
+    C_FORMAT,
+    C_HASH,
+    C_ID,
+    C_PATH,
+    C_PRIORITY,
+    C_PROVENANCE,
+    C_ROOT,
+    C_TAGS,
+    C_TITLE,
+    C_TYPE,
+    INDEX_FORMAT,
+    K_ALWAYS,
+    K_APPLIES,
+    K_BODY,
+    K_BODY_LINE,
+    K_CARD,
+    K_DEPENDS,
+    K_FORMAT,
+    K_HASH,
+    K_ID,
+    K_PATH,
+    K_PRIORITY,
+    K_PROVENANCE,
+    K_ROOT,
+    K_TAGS,
+    K_TITLE,
+    K_TYPE,
+    PY_TAG,
+    Row,
+    card_from_tuple,
+    problem_from_tuple,
+    problem_tuple,
+    read_meta,
+    read_text,
+    roots_signature,
+    write_meta,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Final, Iterable
 
     from engram.card import Card
     from engram.problems import Problem
-    from typing import Any, Final, Iterable
-
     from engram.workspace import Workspace
 
-INDEX_FORMAT: Final = 11  # 10: cards carry lint warnings (unknown keys) and every error
-# 11: head sizes per card and head counts per term (routing by what a card says it is about)
-_PY: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_TIMEOUT_MS: Final = 5000
 HOOK_WRITE_WAIT: Final = 2.0  # seconds a hook waits for the index's write lock
 _MAX_READ: Final = 256 * 1024 + 1  # store.MAX_CARD_BYTES + 1, without importing store
-
-# Card tuple positions (the whole card, body included).
-(K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
- K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT) = range(16)
-# Light row positions: the card without its body, plus where the body lies in the file.
-(C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
- C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT) = range(16)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB);
@@ -61,46 +93,18 @@ CREATE INDEX IF NOT EXISTS tags_slot ON tags(slot);
 """
 
 
-def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
-    from engram.card import Card
-
-    return Card(id=row[K_ID], title=row[K_TITLE], card=row[K_CARD], type=row[K_TYPE],
-                tags=tuple(row[K_TAGS]), applies_to=tuple(row[K_APPLIES]), always=row[K_ALWAYS],
-                priority=row[K_PRIORITY], depends_on=tuple(row[K_DEPENDS]), format=row[K_FORMAT],
-                body_line=row[K_BODY_LINE], provenance=row[K_PROVENANCE], body=body,
-                content_hash=row[K_HASH], path=row[K_PATH], root=row[K_ROOT])
-
-
-def read_text(path: str) -> str:
-    """A card file's text as the parser saw it (UTF-8, CRLF folded to LF)."""
-    from engram.fileio import read_bounded
-    from engram.store import MAX_CARD_BYTES
-
-    return read_bounded(path, MAX_CARD_BYTES).decode("utf-8").replace("\r\n", "\n")
-
-
-def _problem_tuple(problem: Problem) -> tuple[Any, ...]:
-    return (problem.path, problem.line, problem.severity, problem.message, problem.code)
-
-
-def _problem(row: tuple[Any, ...]) -> Problem:
-    from engram.problems import Problem
-
-    return Problem(row[0], row[1], row[2], row[3], row[4])
-
-
 class CompiledIndex:
     """An open index. Reads go to SQLite on demand and are memoized for this process."""
 
     def __init__(self, db: Any, meta: dict[str, Any]) -> None:
         self.db = db
         self._meta = meta
-        self._rows: dict[int, tuple[Any, ...] | None] = {}
+        self._rows: dict[int, Row | None] = {}
         self._cards: dict[int, Card] = {}
         self._regex: dict[int, Any] = {}
         self._active: set[int] | None = None
         self._heads: dict[str, int] = {}
-        self._postings: dict[str, tuple[array, array]] = {}
+        self._postings: dict[str, tuple[array[int], array[int]]] = {}
         self.data = _MetaView(self)
 
     def meta(self, key: str) -> Any:
@@ -120,10 +124,11 @@ class CompiledIndex:
             self._active = set(self.active)
         return self._active
 
-    def row(self, slot: int) -> tuple[Any, ...]:
+    def row(self, slot: int) -> Row:
+        """The light row of a card (fields by name; KeyError for an empty slot)."""
         if slot not in self._rows:
             found = self.db.execute("SELECT row FROM cards WHERE slot = ?", (slot,)).fetchone()
-            self._rows[slot] = marshal.loads(found[0]) if found and found[0] else None
+            self._rows[slot] = Row(marshal.loads(found[0])) if found and found[0] else None
         row = self._rows[slot]
         if row is None:
             raise KeyError(slot)
@@ -137,7 +142,7 @@ class CompiledIndex:
             marks = ",".join("?" * len(chunk))
             for slot, blob in self.db.execute(
                     f"SELECT slot, row FROM cards WHERE slot IN ({marks})", chunk):
-                self._rows[slot] = marshal.loads(blob) if blob else None
+                self._rows[slot] = Row(marshal.loads(blob)) if blob else None
 
     def slot_of(self, card_id: str) -> int | None:
         return (self.meta("ids") or {}).get(card_id)
@@ -151,7 +156,8 @@ class CompiledIndex:
 
     def _stored_body(self, slot: int) -> str:
         found = self.db.execute("SELECT card FROM cards WHERE slot = ?", (slot,)).fetchone()
-        return marshal.loads(found[0])[K_BODY]
+        stored: str = marshal.loads(found[0])[K_BODY]
+        return stored
 
     def current_body(self, slot: int) -> tuple[str | None, bytes | None]:
         """(body, None) when the card's file still holds the content its key names (the
@@ -161,15 +167,15 @@ class CompiledIndex:
         other text at those offsets by now."""
         row = self.row(slot)
         try:
-            with open(row[C_PATH], "rb") as handle:
+            with open(row.path, "rb") as handle:
                 raw = handle.read(_MAX_READ)
         except OSError:
             return None, None
         import xxhash
 
-        if xxhash.xxh64_hexdigest(raw) != row[C_HASH]:
+        if xxhash.xxh64_hexdigest(raw) != row.hash:
             return None, raw
-        start, end = row[C_BODY_SPAN]
+        start, end = row.body_span
         if start >= 0:
             try:
                 body = raw.decode("utf-8").replace("\r\n", "\n")[start:end]
@@ -179,7 +185,7 @@ class CompiledIndex:
                 return body, None
         return self._stored_body(slot), None
 
-    def postings(self, term: str) -> tuple[array, array]:
+    def postings(self, term: str) -> tuple[array[int], array[int]]:
         """(slots, keys) for a term, most relevant first: impact and field code are
         `65535 - key` split as `impact << 2 | field` (see `_posting_key`)."""
         cached = self._postings.get(term)
@@ -196,10 +202,10 @@ class CompiledIndex:
         self._postings[term] = (slots, keys)
         return slots, keys
 
-    def head_phrases(self, phrases: list[str]) -> dict[str, array]:
+    def head_phrases(self, phrases: list[str]) -> dict[str, array[int]]:
         """phrase -> the slots whose head holds it, for the phrases the index knows (one
         query for all of a prompt's phrases)."""
-        found: dict[str, array] = {}
+        found: dict[str, array[int]] = {}
         for start in range(0, len(phrases), 500):
             chunk = phrases[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -242,7 +248,7 @@ class CompiledIndex:
     # --- whole cards and problems -------------------------------------------------------
     @property
     def problems(self) -> list[Problem]:
-        return [_problem(p) for p in self.meta("problems") or []]
+        return [problem_from_tuple(p) for p in self.meta("problems") or []]
 
     @property
     def error_count(self) -> int:
@@ -282,10 +288,6 @@ class _MetaView:
 
 def index_path(workspace_key: str) -> str:
     return os.path.join(paths.state_dir_str(), "index", f"{workspace_key}.sqlite")
-
-
-def _roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
-    return [list(r) for r in roots] + [["follow", str(follow)]]
 
 
 def _set_aside(path: str, reason: str) -> None:
@@ -375,21 +377,9 @@ def _memory_db() -> Any:
     return db
 
 
-def _read_meta(db: Any, keys: Iterable[str]) -> dict[str, Any]:
-    wanted = list(keys)
-    marks = ",".join("?" * len(wanted))
-    return {key: marshal.loads(value) for key, value in
-            db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", wanted)}
-
-
-def _write_meta(db: Any, values: dict[str, Any]) -> None:
-    db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                   [(key, marshal.dumps(value)) for key, value in values.items()])
-
-
 def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
               scan_problems: list[Problem]) -> bool:
-    if meta.get("py") != _PY or meta.get("roots") != roots_sig:
+    if meta.get("py") != PY_TAG or meta.get("roots") != roots_sig:
         return False
     stats = meta.get("stat")
     if stats is None or len(found) != len(stats):
@@ -401,7 +391,7 @@ def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
             return False
         if known[4] and os.access(entry.path, os.R_OK):
             return False
-    return [_problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
+    return [problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
 
 
 def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool = False,
@@ -411,9 +401,9 @@ def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool =
     from engram import store
 
     db = _open(db_or_path) if isinstance(db_or_path, str) else db_or_path
-    meta = _read_meta(db, ("py", "roots", "stat", "scan_problems"))
+    meta = read_meta(db, ("py", "roots", "stat", "scan_problems"))
     found, scan_problems = store.scan(roots, follow_symlinks, allowed_parents)
-    return _is_fresh(meta, _roots_signature(roots, follow_symlinks), found, scan_problems)
+    return _is_fresh(meta, roots_signature(roots, follow_symlinks), found, scan_problems)
 
 
 def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
@@ -447,11 +437,11 @@ def _load_deferred(path: str, roots: list[tuple[str, str]], follow: bool,
 
     try:
         db = _open(path)
-        meta = _read_meta(db, ("py", "roots", "folders", "files", "scan_problems", "order",
+        meta = read_meta(db, ("py", "roots", "folders", "files", "scan_problems", "order",
                                "always", "secret_slots"))
     except (sqlite3.Error, OSError):
         return None
-    if meta.get("py") != _PY or meta.get("roots") != _roots_signature(roots, follow) \
+    if meta.get("py") != PY_TAG or meta.get("roots") != roots_signature(roots, follow) \
             or (meta.get("files") or 0) < DEFER_MIN_FILES or meta.get("scan_problems") \
             or not _folders_unchanged(meta.get("folders")):
         db.close()
@@ -547,12 +537,12 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
 
     from engram import store
 
-    roots_sig = _roots_signature(roots, follow)
+    roots_sig = roots_signature(roots, follow)
     folders: dict[str, int] = {}
     found, scan_problems = store.scan(roots, follow, allowed_parents, folders)
     try:
         db = _open(path)
-        meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
+        meta = read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
                                "secret_slots", "folders"))
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
@@ -565,11 +555,11 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     if _is_fresh(meta, roots_sig, found, scan_problems):
         if meta.get("folders") != folders:  # a non-card file came or went: keep deferral usable
             try:
-                _write_meta(db, {"folders": folders, "files": len(found)})
+                write_meta(db, {"folders": folders, "files": len(found)})
             except sqlite3.Error:
                 pass
         return CompiledIndex(db, meta)
-    first = meta.get("py") != _PY or meta.get("roots") != roots_sig
+    first = meta.get("py") != PY_TAG or meta.get("roots") != roots_sig
     if background and _changed_count(meta, found) > (
             FIRST_BUILD_MAX if first else BACKGROUND_MIN_CHANGES):
         _close_connections()
@@ -587,10 +577,10 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     try:
         _begin_write(db)
         # Another process may have refreshed while this one waited for the write lock.
-        meta = _read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
+        meta = read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
             index_compile.refresh(db, roots, follow, found, scan_problems, meta)
-        _write_meta(db, {"folders": folders, "files": len(found)})
+        write_meta(db, {"folders": folders, "files": len(found)})
         db.execute("COMMIT")
     except sqlite3.OperationalError as exc:
         # A read-only or full state dir costs speed, never correctness: route from memory.
@@ -694,3 +684,9 @@ def _roots_hash(roots: list[tuple[str, str]]) -> str:
     import xxhash
 
     return xxhash.xxh64_hexdigest(repr(roots).encode("utf-8", "surrogatepass"))[:12]
+
+
+def load_cards(workspace: "Workspace") -> tuple[list[Card], list[Problem]]:
+    """The workspace's routable cards and every problem found, via the compiled index."""
+    compiled = load_or_build(workspace)
+    return compiled.all_cards(), list(compiled.problems)

@@ -10,8 +10,19 @@ import os
 
 from engram import postings
 from engram.fileio import read_bounded
-from engram.index import (C_ALWAYS, C_APPLIES, C_DEPENDS, C_ID, C_TAGS, K_BODY, _PY,
-                          _problem_tuple, _read_meta, _roots_signature, _write_meta)
+from engram.index_rows import (
+    C_ALWAYS,
+    C_APPLIES,
+    C_DEPENDS,
+    C_ID,
+    C_TAGS,
+    K_BODY,
+    PY_TAG,
+    problem_tuple,
+    read_meta,
+    roots_signature,
+    write_meta,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +37,8 @@ class _Light:
 
     __slots__ = ("id", "depends_on", "root", "path", "slot")
 
-    def __init__(self, card_id: str, depends_on: tuple, root: str, path: str, slot: int) -> None:
+    def __init__(self, card_id: str, depends_on: tuple[str, ...], root: str, path: str,
+                 slot: int) -> None:
         self.id, self.depends_on, self.root, self.path, self.slot = card_id, depends_on, root, path, slot
 
 
@@ -100,7 +112,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
 
     known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
              in (meta.get("stat") or {}).items()}
-    if meta.get("roots") != _roots_signature(roots, follow) or meta.get("py") != _PY:
+    if meta.get("roots") != roots_signature(roots, follow) or meta.get("py") != PY_TAG:
         db.execute("DELETE FROM cards")
         db.execute("DELETE FROM heads")
         db.execute("DELETE FROM postings")
@@ -159,7 +171,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
             row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
         pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
                         marshal.dumps(_card_tuple(card)) if card is not None else None, row,
-                        marshal.dumps(terms), marshal.dumps([_problem_tuple(p) for p in problems]),
+                        marshal.dumps(terms), marshal.dumps([problem_tuple(p) for p in problems]),
                         int(_holds_secret(card)), *lengths, postings.head_size(terms),
                         int(unreadable)))
     db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
@@ -185,7 +197,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
     else:
         postings.update_postings(db, removed, added, averages, added_lengths)
         current = postings.averages(db) if (removed or added) else averages
-        if any(abs(c - u) > postings.AVG_DRIFT * u for c, u in zip(current, averages)):
+        if any(abs(c - u) > postings.AVG_DRIFT * u for c, u in zip(current, averages, strict=False)):
             averages = current
             postings.rebuild_postings(db, averages)
     derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added))
@@ -197,7 +209,7 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
     from engram import globs, store, text
 
     lights: list[_Light] = []
-    problems: list[tuple[Any, ...]] = [_problem_tuple(p) for p in scan_problems]
+    problems: list[tuple[Any, ...]] = [problem_tuple(p) for p in scan_problems]
     stat: dict[str, tuple[Any, ...]] = {}
     catalog: dict[int, tuple[Any, ...]] = {}
     for slot, path, root, mtime, size, row_blob, problem_blob, secret in db.execute(
@@ -211,16 +223,16 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
     root_rank = {root: rank for rank, (root, _scope) in enumerate(roots)}
     lights.sort(key=lambda c: (root_rank.get(c.root, len(root_rank)), c.path))
     kept, resolve_problems = store.resolve(lights)  # type: ignore[arg-type]
-    problems.extend(_problem_tuple(p) for p in resolve_problems)
-    order_ids = store.dependency_order(kept)  # type: ignore[arg-type]
-    by_id = {light.id: light for light in kept}
+    problems.extend(problem_tuple(p) for p in resolve_problems)
+    order_ids = store.dependency_order(kept)
+    by_id: dict[str, Any] = {light.id: light for light in kept}  # _Light rows in, out
     ids = {card_id: by_id[card_id].slot for card_id in order_ids}
     order = [ids[card_id] for card_id in order_ids]
     glob_rows: list[tuple[int, str, str]] = []
     buckets: dict[str, list[int]] = {}
     # Translations are kept between refreshes: one changed card must not re-translate every
     # glob of the store.
-    known_globs: dict[str, Any] = _read_meta(db, ("glob_cache",)).get("glob_cache") or {}
+    known_globs: dict[str, Any] = read_meta(db, ("glob_cache",)).get("glob_cache") or {}
     glob_cache: dict[str, Any] = {}
     for slot in order:
         for pattern in catalog[slot][0][C_APPLIES]:
@@ -255,9 +267,9 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
                 fresh_tags.append((tag_terms[0], slot, tag, " ".join(tag_terms)))
     db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
     problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
-    _write_meta(db, {
-        "py": _PY, "roots": _roots_signature(roots, follow), "stat": stat,
-        "scan_problems": [_problem_tuple(p) for p in scan_problems], "avg_used": averages,
+    write_meta(db, {
+        "py": PY_TAG, "roots": roots_signature(roots, follow), "stat": stat,
+        "scan_problems": [problem_tuple(p) for p in scan_problems], "avg_used": averages,
         "order": order, "ids": ids,
         "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],
         "secret_slots": [slot for slot in order if catalog[slot][1]],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Iterable
+from typing import TYPE_CHECKING, Any, Final, Iterable
 
 from engram import globs, render
 from engram.card import Card
@@ -28,10 +28,10 @@ _GLOB_KEY_LINE: Final = re.compile(r"^\s*(?:applies_to|globs|paths|applyTo)\s*:"
 
 def _glob_line(card: Card, pattern: str) -> int | None:
     """The line that holds `pattern`, else the line of the glob key."""
-    from engram import index
+    from engram import index_rows
 
     try:
-        lines = index.read_text(card.path).split("\n")
+        lines = index_rows.read_text(card.path).split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     key_line = next((n for n, line in enumerate(lines, 1) if _GLOB_KEY_LINE.match(line)), None)
@@ -104,10 +104,10 @@ def _framing_problems(card: Card) -> list[Problem]:
 def _secret_problems(card: Card) -> list[Problem]:
     """Every secret in the card's file, at its line in the file: the title and one-line card
     block injection as much as the body does, and a secret anywhere in the file is in Git."""
-    from engram import index, secrets
+    from engram import index_rows, secrets
 
     try:
-        text, first_line = index.read_text(card.path), 1
+        text, first_line = index_rows.read_text(card.path), 1
     except (OSError, UnicodeDecodeError):  # changed or gone since indexing: the body we have
         text, first_line = card.body, card.body_line
     found = []
@@ -126,10 +126,10 @@ _NAMED: Final = re.compile(r"card\(s\)[^:]*: ([^;]+)|cycle: (.+)$")
 
 
 def _file_lines(path: str) -> list[str] | None:
-    from engram import index
+    from engram import index_rows
 
     try:  # bounded and regular files only: a FIFO reported as a problem must not hang lint
-        return index.read_text(path).split("\n")
+        return index_rows.read_text(path).split("\n")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -163,7 +163,7 @@ def locate(problem: Problem) -> Problem:
     return Problem(problem.path, line, problem.severity, problem.message, problem.code)
 
 
-def budget_problems(cards: Iterable[Card], settings: dict, hosts: list[str]) -> list[Problem]:
+def budget_problems(cards: Iterable[Card], settings: dict[str, Any], hosts: list[str]) -> list[Problem]:
     """A card larger than a linked host's budget is never sent there in full."""
     from engram import card_size
 
@@ -179,7 +179,7 @@ def budget_problems(cards: Iterable[Card], settings: dict, hosts: list[str]) -> 
     return found
 
 
-def lint_index(compiled: "CompiledIndex", tree_root: Path | None, settings: dict | None = None,
+def lint_index(compiled: "CompiledIndex", tree_root: Path | None, settings: dict[str, Any] | None = None,
                hosts: list[str] | None = None) -> list[Problem]:
     tree = tree_files(tree_root) if tree_root is not None else None
     cards = compiled.all_cards()

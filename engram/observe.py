@@ -13,6 +13,7 @@ must lie under a host's own transcript folder or a folder in the user-level conf
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -25,14 +26,14 @@ from typing import Any, Callable, Final
 
 from engram import config, fileio, paths, session_queue, transcripts
 from engram.errors import EngramError
+from engram.evidence import HASH_DIGITS, TRACE_SCHEMA, Evidence, trace_path, verify_trace
 from engram.sanitize import PathContext, reduce_paths, sanitize
+from engram.transcripts.model import Transcript, Turn
 from engram.workspace import Workspace
 
 MAX_BYTES: Final = 5 * 1024 * 1024
 QUOTA_CONFIG: Final = ".agents/engram.transcripts.json"
 DEFAULT_MAX_FILES: Final = 100
-TRACE_SCHEMA: Final = "engram.trace/1"
-HASH_DIGITS: Final = 24
 
 
 @dataclass(frozen=True)
@@ -64,26 +65,17 @@ class Report:
     invalid: int = 0  # malformed queue entries dropped
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """A sanitized transcript rendered as trace bytes, ready to write."""
-
-    trace_id: str
-    sha256: str
-    data: bytes
-    transcript: transcripts.Transcript  # the sanitized turns
-    secrets: int
-    injections: int
-
-
 def allowed_dirs() -> list[Path]:
     """The folders a queued transcript may lie under: the hosts' own transcript folders and
     the user-level `transcripts.allowed_dirs` (workspace config is deliberately not read)."""
-    home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
-    found = [home / ".claude" / "projects", home / ".codex" / "sessions", home / ".gemini" / "tmp"]
-    codex_home = os.environ.get("CODEX_HOME")
-    if codex_home:
-        found.append(Path(codex_home) / "sessions")
+    from engram import host_registry
+
+    found: list[Path] = []
+    for definition in host_registry.all_definitions().values():
+        for folder in (definition.get("transcripts") or {}).get("dirs") or ():
+            host_dir = os.path.expanduser(os.path.expandvars(str(folder)))
+            if os.path.isabs(host_dir):  # "$CODEX_HOME/sessions" with CODEX_HOME unset is not
+                found.append(Path(host_dir))
     user = config.read_file(paths.user_config_path())
     raw = user.get("transcripts.allowed_dirs")
     if raw is not None:
@@ -151,7 +143,7 @@ def build_evidence(data: bytes, host: str | None, context: PathContext) -> Evide
     """Parse, sanitize and render a transcript; None when it holds no text worth keeping."""
     text = data.decode("utf-8", errors="replace")
     parsed = transcripts.parse(text, host)
-    turns: list[transcripts.Turn] = []
+    turns: list[Turn] = []
     secrets = injections = 0
     for turn in parsed.turns:
         clean = sanitize(turn.text, context)
@@ -164,7 +156,7 @@ def build_evidence(data: bytes, host: str | None, context: PathContext) -> Evide
         return None
     clean_session = _scrub(parsed.session, context)
     clean_agent = _scrub(parsed.agent, context)
-    sanitized = transcripts.Transcript(parsed.host, clean_session, tuple(turns),
+    sanitized = Transcript(parsed.host, clean_session, tuple(turns),
                                        parsed.compactions, clean_agent, parsed.skipped_lines)
     header = {"kind": "header", "schema": TRACE_SCHEMA, "host": parsed.host,
               "session": clean_session, "agent": clean_agent,
@@ -227,23 +219,6 @@ def inbox_count(memory_dir: Path) -> int:
         return 0
 
 
-def trace_path(memory_dir: Path, trace_id: str) -> Path:
-    return memory_dir / "traces" / f"{trace_id}.jsonl"
-
-
-def verify_trace(memory_dir: Path, trace_id: str, sha256: str) -> bool:
-    """True when the trace exists and its bytes still hash to `sha256` (and match its id)."""
-    path = trace_path(memory_dir, trace_id)
-    try:
-        from engram.fileio import read_bounded
-
-        data = read_bounded(path, 64 * 1024 * 1024)
-    except OSError:
-        return False
-    digest = hashlib.sha256(data).hexdigest()
-    return digest == sha256 and trace_id.endswith(digest[:HASH_DIGITS])
-
-
 def check_memory_dir(workspace: Workspace) -> None:
     """Refuse to write through links a repository may have committed in place of the memory
     folder or its queue files (the memory folder itself may be a link when the user allows
@@ -291,25 +266,24 @@ class _Run:
         if evidence is None:
             return Outcome(shown, host or "?", None, "skipped", "holds no user or assistant text")
         parsed = evidence.transcript
-        common = dict(source=shown, host=parsed.host, session=parsed.session,
-                      trace=evidence.trace_id,
-                      turns=sum(t.role != "summary" for t in parsed.turns),
-                      summaries=sum(t.role == "summary" for t in parsed.turns),
-                      secrets=evidence.secrets, injections=evidence.injections)
+        make = functools.partial(
+            Outcome, source=shown, host=parsed.host, session=parsed.session,
+            trace=evidence.trace_id, turns=sum(t.role != "summary" for t in parsed.turns),
+            summaries=sum(t.role == "summary" for t in parsed.turns),
+            secrets=evidence.secrets, injections=evidence.injections)
         path = trace_path(self.memory_dir, evidence.trace_id)
         if path.exists():
             if verify_trace(self.memory_dir, evidence.trace_id, evidence.sha256):
-                return Outcome(status="duplicate", reason="already observed", **common)
-            return Outcome(status="skipped", reason="a trace with this id exists but differs; "
-                           "left untouched", **common)
+                return make(status="duplicate", reason="already observed")
+            return make(status="skipped", reason="a trace with this id exists but differs; "
+                        "left untouched")
         if self.inbox_used >= self.quota:
-            return Outcome(status="kept", reason=f"inbox quota reached (max_files {self.quota})",
-                           **common)
+            return make(status="kept", reason=f"inbox quota reached (max_files {self.quota})")
         wrapper = self.memory_dir / "inbox" / f"{evidence.trace_id}.md"
         relative = wrapper.relative_to(self.workspace.root).as_posix()
         if self.dry_run:
             self.inbox_used += 1
-            return Outcome(status="would-save", inbox=relative, **common)
+            return make(status="would-save", inbox=relative)
         session_queue.ensure_ignored(self.memory_dir)
         fileio.atomic_write_bytes(path, evidence.data, mode=0o444)
         if not wrapper.exists():
@@ -317,7 +291,7 @@ class _Run:
                                 wrapper_path=relative, existing=self.existing_cards())
             fileio.atomic_write_text(wrapper, text, mode=0o644)
         self.inbox_used += 1
-        return Outcome(status="saved", inbox=relative, **common)
+        return make(status="saved", inbox=relative)
 
 
 def drain_queue(workspace: Workspace, *, dry_run: bool = False, limit: int | None = None,

@@ -71,3 +71,10 @@ def workspace_key(root: "str | os.PathLike[str]") -> str:
     import xxhash
 
     return xxhash.xxh64_hexdigest(os.fspath(root).encode("utf-8", "surrogatepass"))
+
+
+def lock_file_for(target: "str | os.PathLike[str]") -> str:
+    """The lock file guarding writes to `target`: in the state dir, keyed by the target's
+    real path, so no lock file of engram's is left beside a file in the user's repository."""
+    real = os.path.realpath(os.fspath(target))
+    return os.path.join(state_dir_str(), "locks", workspace_key(real) + ".lock")

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 IMPACT_LEVELS: Final = 16383
+# BM25F field weights and length normalisation (title+id, tags, one-line card, body): the
+# impacts stored here and the router's scores use the same numbers.
+FIELD_WEIGHTS: Final = (3.0, 4.0, 2.0, 1.0)
+FIELD_B: Final = (0.3, 0.0, 0.3, 0.75)
+K1: Final = 1.2
 AVG_DRIFT: Final = 0.25
 _SLOT_MASK: Final = 0xFFFFFFFF
 
@@ -21,7 +26,7 @@ _SLOT_MASK: Final = 0xFFFFFFFF
 def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
     """Field lengths in terms (head phrases, keys with a space, are not words of a field)."""
     words = [counts for term, counts in terms.items() if " " not in term]
-    return [sum(column) for column in zip(*words)] if words else [0, 0, 0, 0]
+    return [sum(column) for column in zip(*words, strict=False)] if words else [0, 0, 0, 0]
 
 
 def head_size(terms: dict[str, list[int]]) -> int:
@@ -30,20 +35,19 @@ def head_size(terms: dict[str, list[int]]) -> int:
                if " " not in term and (counts[0] or counts[1] or counts[2]))
 
 
-def head_count(keys: array) -> int:
+def head_count(keys: array[int]) -> int:
     """How many of a term's postings are in a head field (field code 0-2: key & 3 != 0)."""
     return sum(1 for key in keys if key & 3)
 
 
 def posting_key(counts: list[int], lengths: list[int], averages: list[float]) -> int:
-    return _slot_scorer(lengths, averages)(counts)
+    key: int = _slot_scorer(lengths, averages)(counts)
+    return key
 
 
 def _slot_scorer(lengths: list[int], averages: list[float]) -> Any:
     """`posting_key` for one card: the length norms depend on the card alone, so they are
     computed once per card, not once per term (a cold compile scores ~260 terms a card)."""
-    from engram.router import FIELD_B, FIELD_WEIGHTS, K1
-
     norms = [1.0 - FIELD_B[p] + FIELD_B[p] * (lengths[p] / averages[p]) for p in range(4)]
     levels = IMPACT_LEVELS
 

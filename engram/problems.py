@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engram.record import frozen
+from engram.record import Record, frozen
 
 
 @frozen
-class Problem:
+class Problem(Record):
     path: str
     line: int | None
     severity: str  # "error" (the card is skipped) or "warning" (it loads, but check it)

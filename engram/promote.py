@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, Callable, Final, TextIO
 
 from engram import fileio, secrets
 from engram.errors import EngramError
+from engram.evidence import verify_trace
 from engram.sanitize import find_injections
 
 if TYPE_CHECKING:
-    from engram.observe import Evidence
+    from engram.evidence import Evidence
 
 WRAPPER_KIND: Final = "engram-inbox"
 CANDIDATE_HEADING: Final = "## Candidate card"
@@ -32,8 +33,7 @@ ID_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
 MAX_WRAPPER_BYTES: Final = 8 * 1024 * 1024
 _FENCE_YAML: Final = re.compile(r"^```ya?ml[ \t]*$")
 _WORD: Final = re.compile(r"[a-z][a-z0-9]{3,}")
-_DULL: Final = frozenset("this that with from have what when your please would could should "
-                         "there their them then than into about just like make also".split())
+_DULL: Final = frozenset(["this", "that", "with", "from", "have", "what", "when", "your", "please", "would", "could", "should", "there", "their", "them", "then", "than", "into", "about", "just", "like", "make", "also"])  # noqa: E501 - one data table
 
 
 @dataclass(frozen=True)
@@ -413,8 +413,6 @@ def promote(wrapper: Wrapper, memory_dir: Path, *, yes: bool, stdin: TextIO, std
             editor: Editor, created: date | None = None) -> list[Path]:
     """Review each candidate and write the approved ones to `<memory dir>/<id>.md`; the
     paths written. The trace is verified before anything is shown."""
-    from engram.observe import verify_trace
-
     if not verify_trace(memory_dir, wrapper.trace, wrapper.trace_sha256):
         raise EngramError(f"trace {wrapper.trace} is missing or no longer matches its sha256",
                           "the trace is the evidence; run `engram observe` again to rebuild it")

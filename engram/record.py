@@ -3,14 +3,37 @@
 `import dataclasses` pulls in `inspect` and generates every method with exec: ~8 ms and ~1 ms
 a class, paid by every hook process (a host runs one per prompt). These records take their
 fields from the class annotations, in order, with class-level defaults; they are immutable,
-compare and hash by value, and `replace()` makes a changed copy."""
+compare and hash by value, and `replace()` makes a changed copy.
+
+For the type checker `frozen` is a dataclass transform (PEP 681), so it checks constructor
+calls like those of a frozen dataclass; records derive from `Record` for a typed `replace()`
+and `as_dict()` (the decorator installs the real ones)."""
 
 from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from typing_extensions import Self, dataclass_transform
+
+    _T = TypeVar("_T")
 
 _MISSING = object()
 
 
-def frozen(cls):  # type: ignore[no-untyped-def]
+class Record:
+    """Base of the @frozen records: what the decorator adds, declared for the type checker."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        def replace(self, **changes: Any) -> Self: ...
+
+        def as_dict(self) -> dict[str, Any]: ...
+
+
+def _frozen(cls):  # type: ignore[no-untyped-def]
     names = tuple(name for name in cls.__dict__.get("__annotations__", {})
                   if not name.startswith("_"))
     defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
@@ -18,7 +41,7 @@ def frozen(cls):  # type: ignore[no-untyped-def]
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if len(args) > len(names):
             raise TypeError(f"{cls.__name__} takes {len(names)} fields, got {len(args)}")
-        values = dict(zip(names, args))
+        values = dict(zip(names, args, strict=False))
         for key, value in kwargs.items():
             if key not in names:
                 raise TypeError(f"{cls.__name__} has no field {key!r}")
@@ -36,7 +59,7 @@ def frozen(cls):  # type: ignore[no-untyped-def]
         if post is not None:
             post()
 
-    def _values(self):  # type: ignore[no-untyped-def]
+    def _values(self: object) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in names)
 
     def __eq__(self, other):  # type: ignore[no-untyped-def]
@@ -76,3 +99,10 @@ def frozen(cls):  # type: ignore[no-untyped-def]
     cls.as_dict = as_dict
     cls._fields = names
     return cls
+
+
+if TYPE_CHECKING:
+    @dataclass_transform(frozen_default=True, eq_default=True)
+    def frozen(cls: type[_T]) -> type[_T]: ...
+else:
+    frozen = _frozen

@@ -5,7 +5,8 @@ give the same bytes."""
 from __future__ import annotations
 
 import re
-from engram.record import frozen
+
+from engram.record import Record, frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def is_forged(line: str) -> bool:
 
 
 @frozen
-class Item:
+class Item(Record):
     id: str
     title: str
     card: str

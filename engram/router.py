@@ -18,23 +18,20 @@ cards."""
 from __future__ import annotations
 
 import math
-from engram.record import frozen
 
 from engram import text
-from engram.index import C_ALWAYS, C_DEPENDS, C_ID, C_PRIORITY, CompiledIndex
+from engram.index import CompiledIndex
 from engram.postings import IMPACT_LEVELS
+from engram.record import Record, frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final, Iterable
 
-FIELD_WEIGHTS: Final = (3.0, 4.0, 2.0, 1.0)
-FIELD_B: Final = (0.3, 0.0, 0.3, 0.75)
 FIELD_NAMES: Final = ("title", "tags", "card", "body")
 # How a card author calls each field (`route --explain`): the card line is Cursor's and
 # Copilot's `description`.
 FIELD_WORDS: Final = ("title", "tags", "description", "body")
-K1: Final = 1.2
 TAG_BONUS: Final = 1.5
 PATH_SCORE: Final = 10.0
 # Head evidence needed to select a card on text, at REFERENCE_CARDS cards (scaled like
@@ -71,11 +68,11 @@ class Reason:
     words behind a text reason as (word, field) pairs, field one of FIELD_WORDS."""
     kind: str
     detail: str
-    words: tuple = ()
+    words: tuple[tuple[str, str], ...] = ()
 
 
 @frozen
-class Selection:
+class Selection(Record):
     slot: int
     id: str
     score: float
@@ -83,7 +80,7 @@ class Selection:
 
 
 @frozen
-class Query:
+class Query(Record):
     prompt: str = ""
     paths: tuple[str, ...] = ()  # relative to the workspace root, '/'-separated
     prompt_paths: tuple[str, ...] = ()  # files named in the prompt that exist
@@ -92,7 +89,7 @@ class Query:
 
 
 @frozen
-class RouteResult:
+class RouteResult(Record):
     selected: tuple[Selection, ...]
     warnings: tuple[str, ...] = ()
     limit: int = DEFAULT_LIMIT
@@ -128,7 +125,7 @@ class RouteResult:
         slots = sorted((slot for slot in scores), key=lambda slot: (-scores[slot], slot))
         out: list[str] = []
         for slot in slots:
-            card_id = index.row(slot)[C_ID]
+            card_id = index.row(slot).id
             if card_id not in shown:
                 out.append(card_id)
                 if len(out) >= count:
@@ -363,7 +360,7 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     best_slot = max(scores, key=lambda slot: (scores[slot], -slot), default=None)
     threshold = MIN_TEXT_SCORE * factor
     best_ok = best_slot is not None and text_hits.body_best_ok(best_slot, threshold)
-    if best_ok:
+    if best_ok and best_slot is not None:
         chosen.add(best_slot)
     return chosen, TextCut(head_min, bar, best_head, best_slot, best_ok, threshold)
 
@@ -432,7 +429,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     def rank_key(item: tuple[int, tuple[float, list[Reason] | None]]) -> tuple[float, int, str]:
         slot, (score, _) = item
         row = index.row(slot)
-        return (-round(score, 6), -row[C_PRIORITY], row[C_ID])
+        return (-round(score, 6), -row.priority, row.id)
 
     # Rows (for the priority and id tie-breaks) only for the cards that can make the cut: the
     # best `limit` by score and any that tie with the last of them.
@@ -459,7 +456,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
         on_path = {slot}
         while stack:
             current, current_score, current_reasons, position = stack[-1]
-            deps = index.row(current)[C_DEPENDS]
+            deps = index.row(current).depends_on
             while position < len(deps):
                 dep_slot = index.slot_of(deps[position])
                 position += 1
@@ -468,7 +465,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
                 stack[-1] = (current, current_score, current_reasons, position)
                 dep_score, dep_reasons = ranked.get(dep_slot, (0.0, []))
                 stack.append((dep_slot, dep_score,
-                              [Reason("dependency", f"required by {index.row(current)[C_ID]}")]
+                              [Reason("dependency", f"required by {index.row(current).id}")]
                               + explain(dep_slot, dep_reasons), 0))
                 on_path.add(dep_slot)
                 break
@@ -476,24 +473,24 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
                 stack.pop()
                 on_path.discard(current)
                 emitted.add(current)
-                selections.append(Selection(current, index.row(current)[C_ID],
+                selections.append(Selection(current, index.row(current).id,
                                             round(current_score, 4), tuple(current_reasons)))
 
     if query.include_always:
         chosen_slots = {slot for slot, _ in chosen}
         for slot in index.data["always"]:
             if slot not in chosen_slots:  # an always card is never cut by the limit
-                score, reasons = ranked.get(slot, (0.0, []))
+                score, known = ranked.get(slot, (0.0, []))
                 emit(slot, score, [Reason("always", "delivered at session start")]
-                     + explain(slot, reasons))
-    for slot, (score, reasons) in chosen:
-        reasons = explain(slot, reasons)
-        if index.row(slot)[C_ALWAYS] and query.include_always:
+                     + explain(slot, known))
+    for slot, (score, found) in chosen:
+        reasons = explain(slot, found)
+        if index.row(slot).always and query.include_always:
             reasons = [Reason("always", "delivered at session start")] + reasons
         emit(slot, score, reasons)
     over = sorted((slot for slot in ranked if slot not in emitted),
                   key=lambda slot: -ranked[slot][0])
     result = RouteResult(tuple(selections), tuple(warnings), limit,
-                         tuple(index.row(slot)[C_ID] for slot, _ in chosen), tuple(over))
+                         tuple(index.row(slot).id for slot, _ in chosen), tuple(over))
     object.__setattr__(result, "_evidence", (text_hits, cut))
     return result

@@ -2,8 +2,8 @@
 secrets, drop prompt-injection-like lines, strip injected hook context, and reduce paths so
 neither the home directory nor the login name survives.
 
-Used by `observe` on transcripts (issue 6) and offered to `lint`/the renderer for card bodies
-(issue 8, injection hygiene). Only `re` and small stdlib pieces; every pattern is bounded.
+Used by `observe` on transcripts and offered to `lint`/the renderer for card bodies
+(injection hygiene). Only `re` and small stdlib pieces; every pattern is bounded.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class Drafted:
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for block in text.split("\n"):
         block = block.strip().lstrip(">-*• ").strip()
         if not block or block.startswith(("```", "<", "$ ")):

@@ -3,8 +3,8 @@
 
 `enqueue` runs inside the SessionEnd hook, which hosts give a few seconds: stdlib and
 `engram.fileio` only, one lock, one atomic write, and it never raises. The queue holds paths
-and ids, never prompt text (brief, invariant 5). Because a repository could commit a queue
-file, readers treat every entry as untrusted (see `engram.observe`).
+and ids, never prompt text (no file engram writes does). Because a repository could commit a
+queue file, readers treat every entry as untrusted (see `engram.observe`).
 """
 
 from __future__ import annotations

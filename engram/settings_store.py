@@ -30,7 +30,7 @@ def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
         raise EngramError(f"{key} can only be set in the user scope", "add --global")
     if setting.workspace_only and scope != "workspace":
         raise EngramError(f"{key} can only be set in the workspace scope", "drop --global")
-    with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
+    with fileio.exclusive_lock(paths.lock_file_for(path), timeout=5.0):
         flat = config.read_file(path)
         flat[key] = value
         fileio.atomic_write_text(path, config.render(flat))
@@ -41,7 +41,7 @@ def unset_value(path: Path, key: str) -> bool:
     if key not in config.SETTINGS_BY_KEY:
         raise EngramError(f"unknown config key {key!r}",
                           "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
-    with fileio.exclusive_lock(str(path) + ".lock", timeout=5.0):
+    with fileio.exclusive_lock(paths.lock_file_for(path), timeout=5.0):
         flat = config.read_file(path)
         if key not in flat:
             return False

@@ -12,8 +12,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final, Iterable
 
-    from engram.workspace import Workspace
-
 MAX_CARD_BYTES: Final = 256 * 1024
 RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "proposals",
                                   ".git", "node_modules", ".engram-state", "__pycache__"})
@@ -195,8 +193,8 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
     if leaked:
         # The id is what engram would list, record and name rule files after: a card whose id
         # or file name holds a secret is refused whole (reports redact the name).
-        line = formats.key_line(text, "id") if "id" in parsed.data else 1
-        return None, [Problem(path, line, "error",
+        id_line = formats.key_line(text, "id") if "id" in parsed.data else 1
+        return None, [Problem(path, id_line, "error",
                               f"the card's id or file name holds a value-shaped secret ({leaked}, "
                               "redacted); engram never routes, lists or stores it: rename it",
                               "secret")], digest
@@ -279,10 +277,10 @@ def resolve(cards: list[Card]) -> tuple[list[Card], list[Problem]]:
     _drop_dangling(by_id, known, problems)
     for cycle in _cycles(by_id):
         for card_id in cycle:
-            card = by_id.pop(card_id, None)
-            if card is None:
+            if card_id not in by_id:
                 continue  # in two cycles (a self-loop and a longer one): dropped once
-            problems.append(Problem(card.path, None, "error",
+            dropped = by_id.pop(card_id)
+            problems.append(Problem(dropped.path, None, "error",
                                     "depends_on forms a cycle: " + " -> ".join(cycle + [cycle[0]]),
                                     "cyclic-dependency"))
     # Cards that need a card dropped for a cycle cannot be delivered whole either.
@@ -369,11 +367,3 @@ def dependency_order(cards: list[Card]) -> list[str]:
             else:
                 order.append(card_id)
     return order
-
-
-def load_cards(workspace: "Workspace") -> tuple[list[Card], list[Problem]]:
-    """The workspace's routable cards and every problem found, via the compiled index."""
-    from engram import index
-
-    compiled = index.load_or_build(workspace)
-    return compiled.all_cards(), list(compiled.problems)

@@ -145,4 +145,4 @@ def term_words(text: str) -> dict[str, str]:
 def phrases(found: list[str]) -> list[str]:
     """Adjacent term pairs ("server action"), the head phrases the index keeps and a prompt
     looks up; a space never occurs inside a term, so a phrase never collides with one."""
-    return [f"{first} {second}" for first, second in zip(found, found[1:]) if first != second]
+    return [f"{first} {second}" for first, second in zip(found, found[1:], strict=False) if first != second]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engram import router, text
-from engram.index import C_ALWAYS, C_APPLIES, C_ID, C_TAGS, CompiledIndex
+from engram import router
+from engram.index import CompiledIndex
 from engram.router import RouteResult
 
 
@@ -29,7 +29,7 @@ def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[
         if skipped:
             return [f"{card_id} is not routable: {skipped[0].path} has errors "
                     f"({skipped[0].message}); run `engram lint`."]
-        ids = [index.row(s)[C_ID] for s in index.active]
+        ids = [index.row(s).id for s in index.active]
         close = difflib.get_close_matches(card_id, ids, n=3)
         return [f"There is no card with the id {card_id!r}."
                 + (f" Did you mean {', '.join(close)}?" if close else "")]
@@ -81,7 +81,7 @@ def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[
             elif reason.kind == "selected":
                 lines.append(f"It made the text cut ({reason.detail}), but only {limit} cards "
                              "are selected for one prompt (load.limit or --limit).")
-    globs = list(row[C_APPLIES])
+    globs = list(row.applies_to)
     if globs:
         if paths:
             lines.append(f"Its applies_to ({', '.join(globs)}) matches none of the touched "
@@ -89,10 +89,10 @@ def explain(index: CompiledIndex, result: RouteResult, prompt: str, paths: list[
         else:
             lines.append(f"It is also selected when a touched path matches its applies_to "
                          f"({', '.join(globs)}); this request touched no path.")
-    tags = list(row[C_TAGS])
+    tags = list(row.tags)
     if tags and slot not in hits.tags:
         lines.append(f"A prompt naming one of its tags ({', '.join(tags)}) always selects it.")
-    if row[C_ALWAYS]:
+    if row.always:
         lines.append("It is an always card: sent at session start, not per prompt.")
     return lines
 

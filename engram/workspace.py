@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from engram import config, paths
-from engram.record import frozen
+from engram.record import Record, frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _path(value: str) -> "Path":
 
 
 @frozen
-class Root:
+class Root(Record):
     """A folder of memory cards; `scope` is "workspace", "config", "global" or "explicit"."""
 
     location: str
@@ -36,11 +36,11 @@ class Root:
 
 
 @frozen
-class Workspace:
+class Workspace(Record):
     location: str  # the workspace root, resolved
-    settings: dict
-    roots: tuple = ()
-    warnings: tuple = ()
+    settings: dict[str, Any]
+    roots: tuple[Root, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def root(self) -> "Path":

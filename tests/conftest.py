@@ -14,6 +14,17 @@ SHARED = REPO.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `load` time the machine as much as engram: they run only on request
+    (`pytest -m load`, or ENGRAM_LOAD_TESTS=1), on a machine with nothing else to do."""
+    if "load" in (config.getoption("-m") or "") or os.environ.get("ENGRAM_LOAD_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="load test: run with `pytest -m load` on a quiet machine")
+    for item in items:
+        if item.get_closest_marker("load"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
@@ -27,6 +38,7 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(home / ".config" / "engram"))
     monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("ENGRAM_LOCK_TIMEOUT", raising=False)
     return home
 
 

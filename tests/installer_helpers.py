@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 import typer
 
 from engram.cli import app

@@ -11,8 +11,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, REPO
+
 from engram import hook
 from engram.cli import run
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import shared_or_skip
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"

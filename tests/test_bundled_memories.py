@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-
 from conftest import REPO
+
 from engram import frontmatter, resources, store
 
 MEMORIES = REPO / "memories"

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import deny_reading, write_card
+
 from engram import index, store, workspace
 from engram.card import Card
 from engram.problems import Problem
-from engram.routing import route_request
+from engram.query import route_request
 
 
 def load_one(path: Path, root: Path | None = None) -> tuple[Card | None, list[Problem]]:
@@ -25,7 +25,7 @@ def load_one(path: Path, root: Path | None = None) -> tuple[Card | None, list[Pr
 def cards_and_problems(ws: Path) -> tuple[dict[str, Card], list[Problem]]:
     loaded = workspace.load(ws)
     assert loaded is not None
-    cards, problems = store.load_cards(loaded)
+    cards, problems = index.load_cards(loaded)
     return {card.id: card for card in cards if not card.id.startswith("filler-")}, problems
 
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, write_card
+
 from engram import __version__
 from engram.cli import run
 
@@ -50,7 +50,7 @@ def test_route_json_envelope_keys_are_pinned(ws: Path, capsys: pytest.CaptureFix
                           "--cwd", str(ws), "--json")
     assert code == 0
     payload = json.loads(out)
-    assert set(payload) == {"version", "limit", "selected", "warnings"}
+    assert set(payload) == {"engram", "version", "limit", "selected", "warnings"}
     assert payload["version"] == 1 and payload["limit"] == 8
     assert payload["warnings"] == []
     for selected in payload["selected"]:
@@ -141,7 +141,7 @@ def test_route_batch_one_line_out_per_line_in(ws: Path, tmp_path: Path,
     lines = out.splitlines()
     assert len(lines) == 5
     results = [json.loads(line) for line in lines]
-    assert all(set(r) == {"version", "limit", "selected", "warnings"} for r in results)
+    assert all(set(r) == {"engram", "version", "limit", "selected", "warnings"} for r in results)
     ids = [[s["id"] for s in r["selected"]] for r in results]
     assert "migrations" in ids[0]
     assert ids[1] == ["start", "base", "python"]
@@ -216,7 +216,7 @@ def test_lint_flags_broken_globs_in_json(ws: Path, capsys: pytest.CaptureFixture
     code, out, _ = engram(capsys, "lint", "--cwd", str(ws), "--json")
     assert code == 1
     payload = json.loads(out)
-    assert set(payload) == {"version", "roots", "cards", "errors", "warnings", "ignored",
+    assert set(payload) == {"engram", "version", "roots", "cards", "errors", "warnings", "ignored",
                             "problems"}
     assert payload["version"] == 1
     assert payload["roots"] == [str(ws / MEM)]

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_or_skip
 from wcmatch import glob as wcglob
 
-from conftest import shared_or_skip
 from engram import frontmatter, globs, index, store
-from engram.routing import route_request
+from engram.query import route_request
 
 FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
 

@@ -60,10 +60,9 @@ def test_corrupt_cache_is_set_aside_and_rebuilt(tmp_path: Path, garbage: bytes) 
 
 def test_exception_inside_transaction_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    with pytest.raises(RuntimeError):
-        with delivery.transaction(str(path)) as document:
-            delivery.entry_for(document, "claude|/w|s", "claude", "/w", "s", "", 1.0)
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), delivery.transaction(str(path)) as document:
+        delivery.entry_for(document, "claude|/w|s", "claude", "/w", "s", "", 1.0)
+        raise RuntimeError("boom")
     assert not path.exists()
 
 

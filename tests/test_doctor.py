@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from installer_helpers import engram
 
 VENV_ENGRAM = str(Path(sys.executable).parent / "engram")
@@ -33,7 +32,8 @@ def host(report: dict, name: str) -> dict:
 def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture) -> None:
     code, report = doctor(workspace, capsys)
     assert code == 0
-    assert set(report) == {"version", "ok", "workspace", "lint", "hosts", "problems", "warnings"}
+    assert set(report) == {"engram", "version", "ok", "workspace", "lint", "hosts", "problems",
+                           "warnings"}
     assert report["version"] == 1
     assert set(report["workspace"]) == {"root", "memory_roots", "read", "proof", "path_rules",
                                         "warnings"}

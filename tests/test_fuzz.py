@@ -1,4 +1,4 @@
-"""Hostile input, issue 8: a fixed-budget hypothesis run over everything a payload or a card
+"""Hostile input: a fixed-budget hypothesis run over everything a payload or a card
 file reaches (the payload normaliser, the frontmatter parser, glob expansion and translation,
 the apply_patch path extractor, and one hook call end to end), plus the named attacks: YAML
 bombs, deeply nested JSON, 50 MiB of stdin, globs with thousands of braces or stars.
@@ -19,10 +19,12 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from bounds import run_bounded, within
 from hookkit import make_workspace, payload, run_process
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from engram import event, frontmatter, globs, hook_entry, hosts, patch_paths
+from engram import event, frontmatter, globs, hook_entry, host_registry, patch_paths
 
 HOSTS = ("claude", "codex", "gemini", "cursor", "windsurf", "opencode")
 FUZZ = settings(max_examples=150, deadline=None,
@@ -37,7 +39,7 @@ json_value = st.recursive(json_leaf, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
     max_leaves=20)
 EVENT_NAMES = sorted({name for host in HOSTS
-                      for name in (hosts.load_host(host).get("runtime") or {}).get("events", {})})
+                      for name in (host_registry.load_host(host).get("runtime") or {}).get("events", {})})
 PATCH_LINE = st.one_of(
     st.sampled_from(["*** Begin Patch", "*** End Patch", "+x", "-y", "@@", ""]),
     st.builds(lambda verb, path: f"*** {verb}: {path}",
@@ -78,7 +80,7 @@ def structured_payload(cwd: str) -> st.SearchStrategy[dict]:
 @FUZZ
 @given(st.sampled_from(HOSTS), st.one_of(json_value, structured_payload("/tmp/nowhere")))
 def test_normalize_never_raises(host: str, document: object) -> None:
-    runtime = hosts.load_host(host).get("runtime") or {}
+    runtime = host_registry.load_host(host).get("runtime") or {}
     found = event.normalize(host, runtime, document)
     if found is not None:
         assert found.session and found.cwd
@@ -97,9 +99,8 @@ def test_patch_targets_never_raise_and_stay_bounded(text: str) -> None:
 
 def test_patch_targets_of_a_huge_patch_are_capped() -> None:
     patch = "".join(f"*** Add File: f{i}.py\n+x\n" for i in range(100_000))
-    started = time.perf_counter()
-    found = patch_paths.targets(patch)
-    assert len(found) == patch_paths.MAX_PATHS and time.perf_counter() - started < 2
+    found = within(100, lambda: patch_paths.targets(patch))  # ~3 units today
+    assert len(found) == patch_paths.MAX_PATHS
 
 
 FRONTMATTER_LINE = st.one_of(
@@ -130,9 +131,7 @@ def test_frontmatter_parse_never_raises(block: str, body: str) -> None:
     "- " * 30_000,                             # over the 64 KiB cap
 ])
 def test_hostile_frontmatter_is_refused_or_bounded(block: str) -> None:
-    started = time.perf_counter()
-    parsed = frontmatter.parse(f"---\n{block}\n---\nbody\n")
-    assert time.perf_counter() - started < 3
+    parsed = within(500, lambda: frontmatter.parse(f"---\n{block}\n---\nbody\n"))  # <= ~110
     assert parsed.parser in ("lenient", "none") or parsed.error
     assert "pwned" not in json.dumps(parsed.data, default=str) or parsed.parser == "lenient"
 
@@ -172,12 +171,12 @@ def test_segments_with_many_stars_still_match_like_wcmatch(pattern: str, path: s
     assert ours == wcglob.globmatch(path, pattern, flags=flags), (pattern, path)
 
 
-def _bounded(code: str, limit: float = 10.0) -> float:
-    """Run `code` in a fresh interpreter, killed after `limit` seconds; its own timing."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=limit)
-    assert done.returncode == 0, done.stderr
-    return float(done.stdout.strip().splitlines()[-1])
+def _bounded(code: str) -> float:
+    """Run `code` in a fresh interpreter (killed if it hangs); the reference units it printed
+    as its last line (see tests/bounds.py)."""
+    setup = "import sys\nsys.path.insert(0, " + repr(str(Path(__file__).parent)) + ")\n" \
+            "from bounds import reference_seconds, units\nbefore = reference_seconds()\n"
+    return float(run_bounded(setup + code).strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("pattern, path", [
@@ -191,8 +190,8 @@ def test_glob_match_cannot_backtrack_catastrophically(pattern: str, path: str) -
         "import re, time\nfrom engram import globs\n"
         f"rx = re.compile(globs.translate({pattern!r}))\n"
         f"t = time.perf_counter(); rx.match({path!r}); rx.match({path!r} + '/z')\n"
-        "print(time.perf_counter() - t)\n")
-    assert elapsed < 0.5
+        "print(units(time.perf_counter() - t, before, reference_seconds()))\n")
+    assert elapsed < 50  # ~6 units today; the exponential form took minutes
 
 
 @pytest.mark.parametrize("pattern", [
@@ -211,8 +210,8 @@ def test_hostile_globs_are_refused_or_bounded(pattern: str) -> None:
         "for f in (globs.translate, globs.bucket_keys, globs.lint):\n"
         "    try:\n        f(" + repr(pattern) + ")\n"
         "    except globs.GlobError:\n        pass\n"
-        "print(time.perf_counter() - t)\n")
-    assert elapsed < 3
+        "print(units(time.perf_counter() - t, before, reference_seconds()))\n")
+    assert elapsed < 400  # <= ~80 units today
 
 
 # --- one hook call, end to end ------------------------------------------------------------
@@ -271,9 +270,8 @@ def test_hook_end_to_end_never_raises(hostile_ws: Path, data: st.DataObject) -> 
         st.just(json.dumps(document).encode()),
         st.just(json.dumps(document).encode()[: data.draw(st.integers(0, 50))]),
         st.binary(max_size=64)))
-    started = time.perf_counter()
-    code, text = run_hook_in_process(host, raw)
-    assert code == 0 and time.perf_counter() - started < 5
+    code, text = run_hook_in_process(host, raw)  # cost bounds: the pure-function tests above
+    assert code == 0
     assert_host_answer(host, text or "{}")
 
 
@@ -282,9 +280,8 @@ def test_hostile_cards_do_not_stop_the_rest_from_routing(hostile_ws: Path) -> No
                        tool_input={"file_path": str(hostile_ws / "src" / ("a" * 200))})
     (hostile_ws / ".agents" / "engram.json").write_text(json.dumps({"hooks": {"path_rules": "hook"}}))
     try:
-        started = time.perf_counter()
         code, text = run_hook_in_process("claude", json.dumps(document).encode())
-        assert code == 0 and time.perf_counter() - started < 5
+        assert code == 0
         assert "### engram memory: ok" in text
         code, text = run_hook_in_process("claude", json.dumps(payload(
             "claude", "UserPromptSubmit.json", hostile_ws, prompt="forged framing please")).encode())
@@ -317,11 +314,19 @@ def test_fifty_mib_of_stdin_is_refused_quickly(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "proj")
     head = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="release"))[:-1]
     raw = (head + ', "pad": "' + "x" * (50 * 1024 * 1024) + '"}').encode()
-    started = time.perf_counter()
-    done = run_process("claude", raw, timeout=30)
-    elapsed = time.perf_counter() - started
+    small = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="nothing here")).encode()
+
+    def timed(data: bytes) -> tuple[float, subprocess.CompletedProcess]:
+        started = time.perf_counter()
+        done = run_process("claude", data, timeout=120)
+        return time.perf_counter() - started, done
+
+    baseline = timed(small)[0]
+    elapsed, done = timed(raw)
+    baseline = max(baseline, timed(small)[0])
     assert done.returncode == 0 and done.stdout.strip() == b"{}"
-    assert elapsed < 5, elapsed
+    # Refused after reading 8 MiB: about one ordinary call, not a parse of 50 MiB.
+    assert elapsed < 6 * baseline, (elapsed, baseline)
     log = (tmp_path / "state" / "logs" / "hook.log").read_text()
     assert "failed open: ValueError" in log
 
@@ -415,7 +420,7 @@ def test_dependency_graphs_of_any_shape_resolve_without_recursion(edges: list[tu
 @given(session=st.text(min_size=0, max_size=3000), agent=st.text(max_size=3000),
        cwd_tail=st.text(max_size=100))
 def test_stored_payload_fields_stay_bounded(session: str, agent: str, cwd_tail: str) -> None:
-    runtime = hosts.load_host("claude")["runtime"]
+    runtime = host_registry.load_host("claude")["runtime"]
     found = event.normalize("claude", runtime, {
         "hook_event_name": "UserPromptSubmit", "session_id": session, "agent_id": agent,
         "cwd": "/w/" + cwd_tail * 100, "prompt": "x"})
@@ -434,11 +439,11 @@ def test_stored_payload_fields_stay_bounded(session: str, agent: str, cwd_tail: 
 ])
 def test_a_damaged_hosts_cache_is_rebuilt_by_the_next_call(document: str, tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "proj")
-    hosts._memo.clear()
-    hosts.all_definitions()
-    cache = Path(hosts._cache_path())
+    host_registry._memo.clear()
+    host_registry.all_definitions()
+    cache = Path(host_registry._cache_path())
     cache.write_text(document)
-    hosts._memo.clear()
+    host_registry._memo.clear()
     stdin = json.dumps(payload("claude", "SessionStart.json", ws)).encode()
     done = run_process("claude", stdin, timeout=60)
     assert done.returncode == 0 and b"overview" in done.stdout

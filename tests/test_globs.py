@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import shared_or_skip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wcglob
 
-from conftest import shared_or_skip
 from engram import frontmatter, globs
 
 FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB

@@ -189,7 +189,7 @@ def test_a_depends_on_chain_of_1500_cards_routes_and_leaves_the_rest_working(tmp
     assert not [p for p in compiled.problems if p.severity == "error"]
     text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="zebra")))
     assert sent_ids(text) == ["zebra"]
-    from engram.routing import route_request
+    from engram.query import route_request
 
     result = route_request(compiled, str(ws), str(ws), "chainhead", [], 8)
     ids = [s.id for s in result.selected]
@@ -197,18 +197,18 @@ def test_a_depends_on_chain_of_1500_cards_routes_and_leaves_the_rest_working(tmp
 
 
 def test_nested_json_in_a_state_file_is_set_aside_not_fatal(tmp_path: Path) -> None:
-    from engram import hosts
+    from engram import host_registry
 
     ws = make_workspace(tmp_path / "proj")
     deep = ("[" * 100_000 + "]" * 100_000).encode()
-    hosts._memo.clear()
-    hosts.all_definitions()  # writes the cache
-    cache = Path(hosts._cache_path())
+    host_registry._memo.clear()
+    host_registry.all_definitions()  # writes the cache
+    cache = Path(host_registry._cache_path())
     cache.write_bytes(deep)
     (paths.state_dir() / "delivery").mkdir(parents=True, exist_ok=True)
     delivery_cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
     delivery_cache.write_bytes(deep)
-    hosts._memo.clear()
+    host_registry._memo.clear()
     for _ in range(2):
         text = context(call("claude", payload("claude", "SessionStart.json", ws)))
         assert "overview" in sent_ids(text) or "overview" in already(text) or text == ""
@@ -220,7 +220,7 @@ def test_nested_json_in_a_state_file_is_set_aside_not_fatal(tmp_path: Path) -> N
 
 # --- special files ----------------------------------------------------------------------------
 
-def _cli(*args: str, cwd: Path, timeout: float = 60) -> "subprocess.CompletedProcess[str]":
+def _cli(*args: str, cwd: Path, timeout: float = 60) -> "subprocess.CompletedProcess[str]":  # noqa: F821
     import os
     import subprocess
     import sys

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engram import hosts
+from engram import host_registry
 from engram.resources import data_dir
 
 SCHEMA = data_dir("schemas") / "host.schema.json"
@@ -45,45 +45,45 @@ def test_schema_rejects_a_timeout_on_a_host_without_one() -> None:
 @pytest.mark.parametrize("name, canonical", [("claude", "claude"), ("cascade", "windsurf"),
                                              ("antigravity", "gemini"), ("Codex", "codex")])
 def test_load_host_by_name_or_alias(name: str, canonical: str) -> None:
-    assert hosts.load_host(name)["name"] == canonical
-    assert hosts.get(name).name == canonical
+    assert host_registry.load_host(name)["name"] == canonical
+    assert host_registry.get(name).name == canonical
 
 
 def test_hosts_dir_is_the_bundled_data_dir() -> None:
-    assert hosts.hosts_dir() == data_dir("hosts")
+    assert host_registry.hosts_dir() == data_dir("hosts")
 
 
 def test_unknown_host() -> None:
-    with pytest.raises(hosts.UnknownHost):
-        hosts.load_host("emacs")
+    with pytest.raises(host_registry.UnknownHost):
+        host_registry.load_host("emacs")
 
 
 def test_registry_lists_supported_hosts_first() -> None:
-    names = [h.name for h in hosts.registry()]
+    names = [h.name for h in host_registry.registry()]
     assert names[-2:] == ["cline", "copilot"]
     assert set(names) >= {"claude", "codex", "gemini", "cursor", "windsurf", "opencode"}
-    assert hosts.get("windsurf").names == ("windsurf", "cascade")
+    assert host_registry.get("windsurf").names == ("windsurf", "cascade")
 
 
 @pytest.fixture
 def private_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "hosts"
     shutil.copytree(data_dir("hosts"), folder)
-    monkeypatch.setattr(hosts, "_hosts_folder", lambda: str(folder))
-    hosts._memo.clear()
+    monkeypatch.setattr(host_registry, "_hosts_folder", lambda: str(folder))
+    host_registry._memo.clear()
     yield folder
-    hosts._memo.clear()
+    host_registry._memo.clear()
 
 
 def test_cache_is_written_and_invalidated_by_a_changed_yaml(private_hosts: Path, tmp_path: Path) -> None:
-    assert hosts.load_host("codex")["display_name"] == "Codex CLI"
-    cache = tmp_path / "state" / "cache" / f"hosts-{hosts.__version__}.json"
+    assert host_registry.load_host("codex")["display_name"] == "Codex CLI"
+    cache = tmp_path / "state" / "cache" / f"hosts-{host_registry.__version__}.json"
     assert json.loads(cache.read_text())["hosts"]["codex"]["name"] == "codex"
     path = private_hosts / "codex.yaml"
     path.write_text(path.read_text().replace("display_name: Codex CLI", "display_name: Codex"))
     os.utime(path, ns=(1, 1))  # a different mtime even on coarse clocks
-    hosts._memo.clear()
-    assert hosts.load_host("codex")["display_name"] == "Codex"
+    host_registry._memo.clear()
+    assert host_registry.load_host("codex")["display_name"] == "Codex"
 
 
 def test_unwritable_cache_still_loads(private_hosts: Path, monkeypatch: pytest.MonkeyPatch,
@@ -91,19 +91,19 @@ def test_unwritable_cache_still_loads(private_hosts: Path, monkeypatch: pytest.M
     blocker = tmp_path / "blocked"
     blocker.write_text("a file where the state dir should be")
     monkeypatch.setenv("ENGRAM_STATE_DIR", str(blocker))
-    assert hosts.load_host("claude")["name"] == "claude"
+    assert host_registry.load_host("claude")["name"] == "claude"
 
 
 def test_corrupt_cache_is_rebuilt(private_hosts: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "state" / "cache" / f"hosts-{hosts.__version__}.json"
+    cache = tmp_path / "state" / "cache" / f"hosts-{host_registry.__version__}.json"
     cache.parent.mkdir(parents=True)
     cache.write_text("{not json")
-    assert hosts.load_host("gemini")["name"] == "gemini"
-    assert json.loads(cache.read_text())["format"] == hosts.CACHE_FORMAT
+    assert host_registry.load_host("gemini")["name"] == "gemini"
+    assert json.loads(cache.read_text())["format"] == host_registry.CACHE_FORMAT
 
 
 def test_import_is_light_and_a_warm_cache_needs_no_yaml() -> None:
-    code = ("import sys, engram.hosts as h\n"
+    code = ("import sys, engram.host_registry as h\n"
             "heavy = [m for m in ('yaml', 'typer', 'portalocker', 'dataclasses', 'typing')"
             " if m in sys.modules]\n"
             "h.load_host('claude')\n"
@@ -136,3 +136,81 @@ def test_docs_parity_table_is_current() -> None:
         pytest.skip("docs/ not in this installation")
     assert docs_table.render(path.read_text(encoding="utf-8")) == path.read_text(encoding="utf-8"), \
         "docs/hosts.md is stale: run python -m engram.installer.docs_table --write"
+
+
+# What each host's answer looked like when the envelopes were a switch in hook.py: the data
+# in hosts/*.yaml must keep every byte.
+ENVELOPES = {
+    "claude": ('{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "mé"}}', "{}"),
+    "codex": ('{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "mé"}}', "{}"),
+    "gemini": ('{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "mé"}}', "{}"),
+    "cursor": ('{"additional_context": "mé"}', "{}"),
+    "windsurf": ("mé", ""),
+    "opencode": ('{"action": "replace", "text": "mé", "slot": ""}', '{"action": "retain", "text": ""}'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENVELOPES))
+def test_answer_envelopes_come_from_the_host_definition(name: str) -> None:
+    from engram import hook
+
+    spec = hook.answer_spec(host_registry.load_host(name)["runtime"])
+    full, empty = ENVELOPES[name]
+    assert hook.encode(spec, "UserPromptSubmit", "mé") == full
+    assert hook.encode(spec, "UserPromptSubmit", "") == empty
+    assert hook.empty_answer(spec) == empty
+    if name == "opencode":  # the single slot is also told to keep or clear what it holds
+        assert hook.encode(spec, "x", "mé", action="retain") == empty
+        assert hook.encode(spec, "x", "", action="clear") == '{"action": "clear", "text": ""}'
+        assert hook.encode(spec, "x", "mé", slot="k1") == \
+            '{"action": "replace", "text": "mé", "slot": "k1"}'
+    else:
+        assert hook.encode(spec, "x", "", action="clear") == empty
+
+
+def test_a_new_host_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:
+    """Everything the hook needs to serve a host comes from its definition: event names,
+    payload fields, budget, answer envelope, aliases. Adding one needs no code."""
+    from engram import hook
+
+    (private_hosts / "acme.yaml").write_text(
+        "name: acme\ndisplay_name: Acme Agent\naliases: [roadrunner]\nsupported: true\n"
+        "runtime:\n"
+        "  fields: {event: kind, session: conversation.id, cwd: workdir, prompt: message.text}\n"
+        "  events:\n    ask: {kind: prompt}\n"
+        "  budget: {unit: chars, limit: 4000}\n"
+        "  answer:\n    envelope: {inject: {where: $event, body: $text}}\n    empty: 'null'\n"
+        "install: {project_file: .acme/hooks.json, global_file: ~/.acme/hooks.json,\n"
+        "          format: matcher_groups, timeout_unit: seconds, timeout_seconds: 10,\n"
+        "          events: [{event: ask}]}\n",
+        encoding="utf-8")
+    schema = json.loads((data_dir("schemas") / "host.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(yaml.safe_load((private_hosts / "acme.yaml").read_text()), schema)
+    ws = tmp_path / "proj"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".agents" / ".engram").mkdir(parents=True)
+    (ws / ".agents" / ".engram" / "release.md").write_text(
+        "---\nid: release\ntags: [release]\n---\nCut releases from main.\n", encoding="utf-8")
+    payload = {"kind": "ask", "conversation": {"id": "c1"}, "workdir": str(ws),
+               "message": {"text": "how do we release?"}}
+    answer = json.loads(hook.handle("roadrunner", json.dumps(payload).encode()))
+    assert answer["inject"]["where"] == "ask"
+    assert "Cut releases from main." in answer["inject"]["body"]
+    payload["message"]["text"] = "nothing relevant here"
+    payload["conversation"]["id"] = "c2"
+    assert hook.handle("acme", json.dumps(payload).encode()) == "null"
+
+
+def test_transcript_folders_come_from_the_host_definitions(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    from engram import observe
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    home = Path(os.environ["HOME"])
+    found = set(observe.allowed_dirs())
+    assert {home / ".claude" / "projects", home / ".codex" / "sessions", home / ".gemini" / "tmp",
+            tmp_path / "codex-home" / "sessions"} <= found
+    monkeypatch.delenv("CODEX_HOME")
+    assert all(p.is_absolute() for p in observe.allowed_dirs())  # "$CODEX_HOME/..." skipped

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, deny_reading, write_card
+
 from engram import index, store, workspace
-from engram.routing import route_request
+from engram.query import route_request
 
 MEM = ".agents/.engram"
 
@@ -193,7 +193,7 @@ def test_read_only_state_dir_still_routes(workspace: Path, monkeypatch: pytest.M
 HOT_PATH = r"""
 import json, sys
 from engram import index, workspace
-from engram.routing import route_request
+from engram.query import route_request
 ws = workspace.load(sys.argv[1])
 compiled = index.load_or_build(ws)
 result = route_request(compiled, ws.root, ws.root, "kite flying", ["src/app.py"], 8)
@@ -232,3 +232,23 @@ def test_explicit_roots_get_their_own_index(tmp_path: Path) -> None:
     assert [c.id for c in index.load_roots([root_a]).all_cards()] == ["one"]
     assert sorted(c.id for c in index.load_roots([root_a, root_b]).all_cards()) == ["one", "two"]
     assert [c.id for c in index.load_roots([root_b]).all_cards()] == ["two"]
+
+
+def test_row_views_name_every_stored_position() -> None:
+    """`index.row(slot).applies_to` reads the same value as position C_APPLIES of the stored
+    tuple, for every field; the stored form stays a plain tuple (no on-disk change)."""
+    import marshal
+
+    from engram import index_rows
+
+    names = {"id": "C_ID", "title": "C_TITLE", "card": "C_CARD", "type": "C_TYPE",
+             "tags": "C_TAGS", "applies_to": "C_APPLIES", "always": "C_ALWAYS",
+             "priority": "C_PRIORITY", "depends_on": "C_DEPENDS", "format": "C_FORMAT",
+             "body_line": "C_BODY_LINE", "provenance": "C_PROVENANCE", "body_span": "C_BODY_SPAN",
+             "hash": "C_HASH", "path": "C_PATH", "root": "C_ROOT"}
+    stored = tuple(f"value-{i}" for i in range(16))
+    row = index_rows.Row(marshal.loads(marshal.dumps(stored)))
+    assert row == stored and type(marshal.loads(marshal.dumps(tuple(row)))) is tuple
+    assert sorted(getattr(index_rows, c) for c in names.values()) == list(range(16))
+    for name, constant in names.items():
+        assert getattr(row, name) == stored[getattr(index_rows, constant)], name

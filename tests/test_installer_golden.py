@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from installer_helpers import GOLDEN, PINNED, check_golden, engram
 
 CONFIG = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engram.installer import command, jsonc
-from engram.installer.formats import FORMATS, Entry, Ours, ShapeError
+from engram.installer.merge import FORMATS, Entry, Ours, ShapeError
 
 CMD = "/opt/engram/bin/engram hook claude"
 OURS = Ours(names=("claude",), entries=(

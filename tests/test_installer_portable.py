@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import load_payload
-from engram.installer import command
 from installer_helpers import engram
+
+from engram.installer import command
 
 VENV_ENGRAM = Path(sys.executable).parent / "engram"
 PROJECT_FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from installer_helpers import PINNED, engram
 
-from engram import hosts
+from engram import host_registry
 from engram.installer import jsonc
 from engram.installer.command import is_ours
-from installer_helpers import PINNED, engram
 
 # ENGRAM_PROPERTY_EXAMPLES=500 (and ENGRAM_PROPERTY_STEPS=10) explore further, randomized, on
 # a developer's machine.
@@ -106,7 +107,7 @@ def start_file(draw: st.DrawFn, host: str) -> str | None:
             hooks = {e: hooks[e] for e in events}
         document["hooks"] = hooks
         text = _render(document, draw(st.sampled_from(["two", "four", "tabs", "compact"])))
-        if hosts.get(host).install.get("syntax") == "jsonc" and draw(st.booleans()):
+        if host_registry.get(host).install.get("syntax") == "jsonc" and draw(st.booleans()):
             text = text.replace("{", "{ // the user's note\n", 1) if "\n" in text else text
             if text.rstrip().endswith("}") and draw(st.booleans()):
                 body = text.rstrip()[:-1].rstrip()
@@ -121,7 +122,7 @@ def start_file(draw: st.DrawFn, host: str) -> str | None:
 
 def host_parse(host: str, text: str) -> Any:
     """The file as the host itself would read it: strict JSON (after a BOM) or JSONC."""
-    if hosts.get(host).install.get("syntax") == "jsonc":
+    if host_registry.get(host).install.get("syntax") == "jsonc":
         return jsonc.parse(text)
     return json.loads(text.lstrip("\ufeff")) if text.strip("\ufeff \t\r\n") else {}
 
@@ -202,7 +203,7 @@ def user_entries(host: str, document: Any) -> list[Any]:
         return []
     out: list[Any] = [(k, json.dumps(v, sort_keys=True)) for k, v in document.items()
                       if k != "hooks" and not (host == "cursor" and k == "version")]
-    names = hosts.get(host).names
+    names = host_registry.get(host).names
     for event, items in (document.get("hooks") or {}).items():
         for item in items:
             handlers = item.get("hooks", []) if "hooks" in item else [item]

@@ -5,14 +5,13 @@ given back byte for byte, nothing written outside the workspace, backups that ca
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
 import pytest
+from installer_helpers import PINNED, check_golden, engram
 
 from engram.installer import jsonc
-from installer_helpers import PINNED, check_golden, engram
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from installer_helpers import PINNED, engram
 
 VENV_ENGRAM = Path(sys.executable).parent / "engram"
@@ -181,7 +180,7 @@ def test_dry_run_writes_nothing_and_shows_the_change(workspace: Path, tmp_path: 
 def test_link_json_envelope(workspace: Path, capsys: pytest.CaptureFixture) -> None:
     assert engram("link", "cursor", "--json", cwd=workspace) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"version", "command", "dry_run", "ok", "changes"}
+    assert set(payload) == {"engram", "version", "command", "dry_run", "ok", "changes"}
     assert payload["version"] == 1
     change = payload["changes"][0]
     assert set(change) == {"host", "scope", "path", "action", "entries", "events", "message",

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, write_card
+
 from engram.cli import run
 
 GOLDEN = FIXTURES / "lint" / "one-pass-report.txt"

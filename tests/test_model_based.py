@@ -26,12 +26,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from conftest import load_payload
 from hookkit import already, context
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from engram import event as event_module, hook, hosts, index, render
+from engram import event as event_module
+from engram import hook, host_registry, index, render
 
 GITHUB = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
@@ -226,7 +228,7 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     # --- hook events ----------------------------------------------------------------------
     def _call(self, host: str, document: dict) -> None:
-        runtime = hosts.load_host(host)["runtime"]
+        runtime = host_registry.load_host(host)["runtime"]
         event = event_module.normalize(host, runtime, json.loads(json.dumps(document)))
         if event is None:  # an event this host's definition does not use
             assert context(hook.handle(host, json.dumps(document).encode(), defer=True)) == ""

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from installer_helpers import PINNED, engram
 
 from engram.card import Card
 from engram.native_rules import GENERATED_MARKER, is_safe_id, remove_rules, render_rule, sync_rules
-from installer_helpers import PINNED, engram
 
 
 def card(card_id: str, applies_to: tuple[str, ...] = ("src/**/*.py",), body: str = "Use ruff.",

@@ -12,11 +12,12 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
-from engram import observe, session_queue, workspace as workspace_module
-from engram.cli import run as cli
 from test_secrets import PLANTED
+
+from engram import observe, session_queue
+from engram import workspace as workspace_module
+from engram.cli import run as cli
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 CLAUDE = TRANSCRIPTS / "claude" / "89911e3f-d66a-438d-a2b9-8e2499b304dd.jsonl"

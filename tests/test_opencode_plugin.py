@@ -13,11 +13,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from hookkit import call, make_workspace, sent_ids
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from engram import hosts
+from engram import host_registry
 from engram.host_adapter import Host
 from engram.installer.plan import plugin_text
 
@@ -134,7 +135,7 @@ process.stdout.write(JSON.stringify(out));
 
 
 def run_plugin(tmp_path: Path, command: str, script: list[dict]) -> list[str]:
-    text = plugin_text(Host.from_definition(hosts.load_host("opencode")), command)
+    text = plugin_text(Host.from_definition(host_registry.load_host("opencode")), command)
     plugin = tmp_path / "engram.js"
     plugin.write_text(text, encoding="utf-8")
     driver = tmp_path / "driver.mjs"

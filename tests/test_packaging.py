@@ -4,13 +4,15 @@ checkout gets no build/ or egg-info changes."""
 
 from __future__ import annotations
 
+import ast
+import json
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 
 import pytest
-
 from conftest import REPO
 
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "engram", "hosts", "memories", "schemas")
@@ -68,5 +70,55 @@ def test_wheel_metadata_requires_the_runtime_dependencies(wheel: zipfile.ZipFile
     metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
     text = wheel.read(metadata).decode("utf-8")
     assert "Requires-Python: >=3.10" in text
-    for dependency in ("pyyaml", "wcmatch", "xxhash", "typer"):
-        assert f"Requires-Dist: {dependency}" in text.lower().replace("requires-dist", "Requires-Dist")
+    required = {line.split(":", 1)[1].strip().split(">")[0].split("=")[0].split(" ")[0].lower()
+                for line in text.splitlines() if line.startswith("Requires-Dist:")
+                and "extra ==" not in line}
+    assert required == {"pyyaml", "xxhash", "typer"}
+
+
+# The import name of each runtime dependency.
+RUNTIME_IMPORTS = {"yaml": "pyyaml", "xxhash": "xxhash", "typer": "typer"}
+
+
+def test_the_dependency_list_is_true() -> None:
+    """engram/ imports the standard library, itself and its declared dependencies, and every
+    declared dependency is imported somewhere (portalocker and wcmatch were declared and
+    unused)."""
+    block = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("dependencies = [", 1)[1]
+    declared = set(re.findall(r'^\s*"([A-Za-z0-9_.-]+)', block.split("]", 1)[0], re.M))
+    assert declared == set(RUNTIME_IMPORTS.values())
+    imported: set[str] = set()
+    for path in (REPO / "engram").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"engram", "__future__"}
+    # msvcrt and typing_extensions: Windows-only stdlib, and a TYPE_CHECKING-only import.
+    third_party -= {"msvcrt", "typing_extensions"}
+    assert third_party == set(RUNTIME_IMPORTS), third_party
+
+
+def test_installed_data_is_readable_with_importlib_resources(wheel: zipfile.ZipFile,
+                                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    """engram.hosts, engram.memories and engram.schemas are packages of data: no module of the
+    same name shadows them (importlib.resources.files raised TypeError on engram.hosts)."""
+    site = tmp_path_factory.mktemp("site")
+    wheel.extractall(site)
+    code = ("import importlib.resources as r, json, sys\n"
+            "from engram import host_registry\n"
+            "print(json.dumps({\n"
+            "  'hosts': r.files('engram.hosts').joinpath('claude.yaml').is_file(),\n"
+            "  'schemas': r.files('engram.schemas').joinpath('host.schema.json').is_file(),\n"
+            "  'memories': any(r.files('engram.memories').iterdir()),\n"
+            "  'registry': host_registry.load_host('claude')['name'],\n"
+            "  'from': host_registry.hosts_dir().as_posix()}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=site, env={"PYTHONPATH": str(site), "ENGRAM_STATE_DIR": str(site / "state"),
+                                         "HOME": str(site), "PATH": "/usr/bin:/bin"},
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found == {"hosts": True, "schemas": True, "memories": True, "registry": "claude",
+                     "from": (site / "engram" / "hosts").as_posix()}

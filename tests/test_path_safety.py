@@ -1,4 +1,4 @@
-"""Path safety, issue 8: card ids and generated rule file names cannot leave their folder
+"""Path safety: card ids and generated rule file names cannot leave their folder
 (`../`, absolute paths, separators, NUL, Windows reserved names); memory roots, folders and
 cards linked to places outside the workspace are not followed without
 `security.follow_symlinks`.
@@ -18,10 +18,12 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
 from hookkit import call, context, make_workspace, payload, sent_ids
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engram import formats, native_rules, paths, workspace as workspace_module
+from engram import formats, native_rules, paths
+from engram import workspace as workspace_module
 from engram.card import Card
 
 HOSTILE_IDS = ["../x", "../../etc/passwd", "/etc/passwd", "a/b", "a\\b", "C:\\x", "C:x", "a\x00b",
@@ -168,3 +170,8 @@ def test_a_touched_path_outside_the_workspace_routes_nothing(tmp_path: Path) -> 
         document = payload("claude", "PreToolUse.json", ws, tool_name="Read",
                            tool_input={"file_path": path})
         assert sent_ids(context(call("claude", document))) == [], path
+    # Positive control: the same card does route for a path inside the workspace, so the
+    # empty answers above come from the path check, not from path routing being off.
+    document = payload("claude", "PreToolUse.json", ws, tool_name="Read",
+                       tool_input={"file_path": str(ws / "src" / "app.py")})
+    assert sent_ids(context(call("claude", document))) == ["everything"]

@@ -1,4 +1,4 @@
-"""Faults, issue 8: a hook killed mid-write, stale temp and lock files, a held lock, a full or
+"""Faults: a hook killed mid-write, stale temp and lock files, a held lock, a full or
 read-only state dir, a state dir with spaces and non-ASCII characters, no HOME, a read-only
 workspace, and corrupt index and cache files. In each the hook fails open (exit 0, the host's
 empty answer, a line in the state dir's log) or keeps working, loses nothing but the killed
@@ -173,7 +173,7 @@ def test_randomly_killed_hooks_never_record_a_body_they_did_not_print(tmp_path: 
             process.stdin.write(prompt(ws, session, f"tell me about topic{i}"))
             process.stdin.close()
             processes.append((session, process))
-        for session, process in processes:
+        for _session, process in processes:
             time.sleep(rng.uniform(0.0, 0.12))
             process.kill()
         for session, process in processes:
@@ -191,9 +191,10 @@ def test_stale_temp_and_lock_files_are_harmless(ws: Path) -> None:
     cache.parent.mkdir(parents=True)
     (cache.parent / f".{cache.name}.4242.deadbeef0000.tmp").write_text('{"version": 1, "entr')
     Path(str(cache) + ".lock").write_text("left by a killed process")
-    started = time.monotonic()
+    # The OS dropped the dead holder's lock: waiting on it would end in LockTimeout, an
+    # empty answer and no delivery.
     assert delivers(run_process("claude", prompt(ws, "s")), "release")
-    assert time.monotonic() - started < 5  # no wait: the OS dropped the dead holder's lock
+    assert "LockTimeout" not in hook_log(ws.parent)
     assert entries(ws)["s"] >= {"release"}
 
 
@@ -213,17 +214,32 @@ def test_a_briefly_held_lock_is_waited_for_not_given_up_on(ws: Path) -> None:
     assert "release" in sent_ids(context(out.decode()))
 
 
+# Tests that hold the delivery lock on purpose wait this long, not the real 4 s.
+SHORT_LOCK = {"ENGRAM_LOCK_TIMEOUT": "0.4"}
+
+
+def test_the_lock_wait_stays_well_inside_every_host_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert delivery.LOCK_TIMEOUT <= delivery.MAX_LOCK_TIMEOUT < 10  # the shortest host timeout
+    monkeypatch.delenv("ENGRAM_LOCK_TIMEOUT", raising=False)
+    assert delivery.lock_timeout() == delivery.LOCK_TIMEOUT
+    for raw, expected in [("0.4", 0.4), ("60", delivery.MAX_LOCK_TIMEOUT), ("0", 4.0),
+                          ("-1", 4.0), ("soon", 4.0), ("nan", 4.0), ("inf", 9.0)]:
+        monkeypatch.setenv("ENGRAM_LOCK_TIMEOUT", raw)
+        assert delivery.lock_timeout() == expected, raw
+
+
 def test_a_lock_held_too_long_fails_open_well_inside_the_host_timeout(ws: Path, tmp_path: Path) -> None:
     lock = fileio.exclusive_lock(str(cache_file(ws)) + ".lock")
     lock.__enter__()
     try:
         started = time.monotonic()
-        done = run_process("claude", prompt(ws, "s"), timeout=30)
+        done = run_process("claude", prompt(ws, "s"), env=SHORT_LOCK, timeout=60)
         elapsed = time.monotonic() - started
     finally:
         lock.__exit__(None, None, None)
     assert done.returncode == 0 and done.stdout.strip() == b"{}"
-    assert delivery.LOCK_TIMEOUT - 0.5 < elapsed < delivery.LOCK_TIMEOUT + 3 < 10
+    assert elapsed >= 0.4  # it waited for the lock before giving up (no clock upper bound:
+    # how long the wait may be is test_the_lock_wait_stays_well_inside_every_host_timeout)
     assert "failed open: LockTimeout" in hook_log(tmp_path)
     assert delivers(run_process("claude", prompt(ws, "s")), "release")  # nothing was recorded
 
@@ -332,7 +348,7 @@ def test_unwritable_state_dir_fails_open(ws: Path, tmp_path: Path, code: int) ->
     state = tmp_path / "state"
     with writes_fail(state, code):
         answer = run_in_process("claude", prompt(ws, "s"))
-    assert json.loads(answer) == {} or "release" in sent_ids(context(answer))
+    assert json.loads(answer) == {}  # the delivery record cannot be written: nothing is sent
     # Nothing was recorded, so once the state dir is writable again the body goes out.
     assert "release" in sent_ids(context(run_in_process("claude", prompt(ws, "s"))))
 
@@ -349,14 +365,21 @@ def test_read_only_state_dir_fails_open_for_real(ws: Path, tmp_path: Path) -> No
     assert done.returncode == 0 and done.stdout.strip() == b"{}"
 
 
-@pytest.mark.parametrize("blocked", ["state", "state/delivery", "state/index", "state/logs"])
-def test_a_file_where_a_state_folder_belongs_fails_open(ws: Path, tmp_path: Path, blocked: str) -> None:
+# Without a delivery record nothing may be sent (it would go out again on the next call);
+# without the index folder the hook routes from an index in memory; without logs it is quiet.
+@pytest.mark.parametrize("blocked, delivered", [("state", False), ("state/delivery", False),
+                                                ("state/index", True), ("state/logs", True)])
+def test_a_file_where_a_state_folder_belongs_fails_open(ws: Path, tmp_path: Path, blocked: str,
+                                                        delivered: bool) -> None:
     target = tmp_path / blocked
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("a file, not a folder")
     done = run_process("claude", prompt(ws, "s"))
     assert done.returncode == 0
-    assert done.stdout.strip() == b"{}" or delivers(done, "release")
+    if delivered:
+        assert delivers(done, "release")
+    else:
+        assert done.stdout.strip() == b"{}"
     assert b"permissionDecision" not in done.stdout
 
 
@@ -402,7 +425,8 @@ def test_read_only_workspace_keeps_working(tmp_path: Path, event: str) -> None:
     if event == "SessionEnd.json":
         assert answer.strip() in ("", "{}")
     else:
-        assert "overview" in sent_ids(context(answer)) or "release" in sent_ids(context(answer))
+        expected = {"overview"} if event == "SessionStart.json" else {"release"}
+        assert expected <= set(sent_ids(context(answer)))
 
 
 @pytest.mark.skipif(IS_ROOT, reason="root writes through file modes")
@@ -531,7 +555,7 @@ def test_doctor_names_the_last_hook_failure_until_a_call_answers(ws: Path, tmp_p
     lock = fileio.exclusive_lock(str(cache_file(ws)) + ".lock")
     lock.__enter__()
     try:
-        run_process("claude", prompt(ws, "s"), timeout=30)  # LockTimeout: fails open
+        run_process("claude", prompt(ws, "s"), env=SHORT_LOCK, timeout=60)  # LockTimeout
     finally:
         lock.__exit__(None, None, None)
     code, problems, text = doctor_problems(ws, capsys)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from conftest import write_card
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engram import index, router, workspace
-from engram.routing import route_request
+from engram.query import route_request
 
 MEM = ".agents/.engram"
 FILLER_WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "glacier", "harbor",

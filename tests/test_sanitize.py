@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.sanitize import (PathContext, find_injections, reduce_paths, remove_injections,
-                             sanitize, strip_hook_context)
+from engram.sanitize import PathContext, find_injections, reduce_paths, remove_injections, sanitize, strip_hook_context
 
 CONTEXT = PathContext(home=("/home/alice",), workspace=("/home/alice/proj",),
                       logins=("alice",))

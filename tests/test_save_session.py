@@ -86,7 +86,7 @@ def test_yes_promotes_the_reviewed_note_to_a_card_that_lints_and_routes(
     assert body.startswith("Cut `release/<version>` from main")
     # The evidence ref really resolves: traces/<id>.jsonl hashes to the recorded sha256.
     trace_id, digest = meta["evidence_refs"][0][len("trace:"):].split("#sha256:")
-    from engram.observe import verify_trace
+    from engram.evidence import verify_trace
 
     assert verify_trace(workspace / ".agents" / ".engram", trace_id, digest)
 

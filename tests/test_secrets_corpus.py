@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import shared_or_skip
+
 from engram import sanitize, secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,4 +1,4 @@
-"""Secrets gate and injection hygiene, issue 8.
+"""Secrets gate and injection hygiene.
 
 A card holding a value-shaped secret (in its body, title or one-line card) is never injected:
 not at session start, not for a prompt, a touched path, a subagent or OpenCode's slot, and

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import write_card
+
 from engram import promote, session_draft
 from engram.cli import run
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, load_payload
 
 from engram import session_queue
-from conftest import REPO, load_payload
 
 SCHEMA = REPO / "schemas" / "session-queue.schema.json"
 

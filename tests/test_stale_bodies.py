@@ -158,18 +158,18 @@ def test_an_edit_racing_the_hook_is_read_at_send_time(ws: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The file changes after the index was checked and the prompt routed, before the body
     is read."""
-    from engram import routing
+    from engram import query
 
     path = ws / ".agents" / ".engram" / "release.md"
     call(ws, "warm")
-    real = routing.route_request
+    real = query.route_request
 
     def route_then_edit(*args: object, **kwargs: object) -> object:
         result = real(*args, **kwargs)
         path.write_text(card("Raced: the new text."), encoding="utf-8")
         return result
 
-    monkeypatch.setattr(routing, "route_request", route_then_edit)
+    monkeypatch.setattr(query, "route_request", route_then_edit)
     text = call(ws, "s1", defer=False)
     assert bodies(text)["release"] == "Raced: the new text."
     assert delivered(ws, "s1") == [key_of(path)]

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import write_card
+
 from engram import config
 from engram import workspace as ws_module
 from engram.errors import EngramError
@@ -146,3 +146,17 @@ def test_state_dir_follows_the_environment(tmp_path: Path,
     monkeypatch.delenv("ENGRAM_STATE_DIR")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "x"))
     assert paths.state_dir() == tmp_path / "x" / "engram"
+
+
+def test_config_set_and_unset_leave_no_file_of_engrams_in_the_repository(
+        workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from engram.cli import run
+
+    before = {p.relative_to(workspace) for p in workspace.rglob("*")}
+    assert run(["config", "set", "load.limit", "5", "--cwd", str(workspace)]) == 0
+    config_file = workspace / ".agents" / "engram.json"
+    assert json.loads(config_file.read_text())["load"]["limit"] == 5
+    assert run(["config", "unset", "load.limit", "--cwd", str(workspace)]) == 0
+    after = {p.relative_to(workspace) for p in workspace.rglob("*")}
+    assert after - before == {Path(".agents/engram.json")}  # the config itself, nothing else
+    assert list((tmp_path / "state" / "locks").glob("*.lock"))  # the lock lives in the state dir

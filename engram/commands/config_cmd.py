@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from engram import config, paths, settings_store
+from engram import config, output, paths, settings_store
 from engram.errors import EngramError
 
 ACTIONS = ("view", "get", "set", "unset")
@@ -21,12 +20,12 @@ def run(action: str, key: str | None, value: str | None, *, global_scope: bool, 
     if action == "view" and global_scope:
         path = paths.user_config_path()
         flat = config.read_file(path)
-        sys.stdout.write(f"# user scope: {path}\n")
+        output.write(f"# user scope: {path}\n")
         known = [s for s in config.SETTINGS if s.key in flat]
         for setting in known:
-            sys.stdout.write(f"{setting.key}  {json.dumps(flat[setting.key])}  {setting.help}\n")
+            output.write(f"{setting.key}  {json.dumps(flat[setting.key])}  {setting.help}\n")
         if not known:
-            sys.stdout.write("(nothing set; every setting comes from the defaults or the "
+            output.write("(nothing set; every setting comes from the defaults or the "
                              "workspace)\n")
         return 0
     if action == "view":
@@ -34,7 +33,7 @@ def run(action: str, key: str | None, value: str | None, *, global_scope: bool, 
         width = max(len(k) for k in merged)
         for setting in config.SETTINGS:
             shown = json.dumps(merged[setting.key])
-            sys.stdout.write(f"{setting.key:<{width}}  {shown:<12} ({sources[setting.key]})  "
+            output.write(f"{setting.key:<{width}}  {shown:<12} ({sources[setting.key]})  "
                              f"{setting.help}\n")
         return 0
     if not key:
@@ -45,17 +44,17 @@ def run(action: str, key: str | None, value: str | None, *, global_scope: bool, 
                           "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
     if action == "get":
         merged, _ = settings_store.effective(cwd)
-        sys.stdout.write(json.dumps(merged[key]) + "\n")
+        output.write(json.dumps(merged[key]) + "\n")
         return 0
     path, scope = settings_store.scope_file(global_scope, cwd)
     if action == "unset":
         removed = settings_store.unset_value(path, key)
-        sys.stdout.write(f"{'UNSET' if removed else 'UNCHANGED'} {key} in {path}\n")
+        output.write(f"{'UNSET' if removed else 'UNCHANGED'} {key} in {path}\n")
         return _relink(key, cwd) if removed else 0
     if value is None:
         raise EngramError(f"`engram config set {key}` needs a VALUE")
     stored = settings_store.set_value(path, scope, key, value)
-    sys.stdout.write(f"SET {key} = {json.dumps(stored)} in {path} ({scope} scope)\n")
+    output.write(f"SET {key} = {json.dumps(stored)} in {path} ({scope} scope)\n")
     return _relink(key, cwd)
 
 
@@ -66,5 +65,5 @@ def _relink(key: str, cwd: Path) -> int:
         return 0
     from engram.commands import upgrade
 
-    sys.stdout.write(f"{key} changes what the hook entries hold: re-linking (`engram upgrade`)\n")
+    output.write(f"{key} changes what the hook entries hold: re-linking (`engram upgrade`)\n")
     return upgrade.run(cwd=cwd)

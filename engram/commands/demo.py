@@ -6,20 +6,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from engram import demo_script as script
+from engram import output
 from engram.errors import EngramError
 from engram.render import FOLDED_HEADER
 from engram.resources import data_dir
 
 
-def _put(document: dict, dotted: str, value: object) -> None:
+def _put(document: dict[str, Any], dotted: str, value: object) -> None:
     """document["a"]["b"] = value for "a.b"; a numeric part makes a one-item list."""
     *parents, leaf = dotted.split(".")
-    node: dict = document
+    node: dict[str, Any] = document
     for part in parents:
         node = node.setdefault(part, {})
     if leaf.isdigit():
@@ -27,10 +28,10 @@ def _put(document: dict, dotted: str, value: object) -> None:
     node[leaf] = value
 
 
-def _payload(runtime: dict, event: str, cwd: Path, session: str, **extra: str) -> bytes:
+def _payload(runtime: dict[str, Any], event: str, cwd: Path, session: str, **extra: str) -> bytes:
     """A payload in the host's own dialect, built from its field map (hosts/<host>.yaml)."""
     fields = runtime.get("fields") or {}
-    body: dict = {"transcript_path": ""}
+    body: dict[str, Any] = {"transcript_path": ""}
     _put(body, fields.get("event", "hook_event_name"), event)
     _put(body, fields.get("session", "session_id"), session)
     cwd_field = fields.get("cwd", "cwd")
@@ -56,12 +57,12 @@ def _context(answer: str) -> str:
 
 
 def run(*, host: str) -> int:
-    from engram import hook, hosts, index, workspace
+    from engram import hook, host_registry, index, workspace
     from engram.budget import measure
-    from engram.routing import route_request
+    from engram.query import route_request
 
     try:
-        definition = hosts.load_host(host)
+        definition = host_registry.load_host(host)
     except LookupError:
         raise EngramError(f"unknown host {host!r}", "try --host claude or --host codex") from None
     runtime = definition["runtime"]
@@ -72,7 +73,7 @@ def run(*, host: str) -> int:
             raise EngramError(f"host {host!r} has no {kind} event to demo (see docs/hosts.md)",
                               "try --host claude, codex, gemini or opencode")
     unit = runtime["budget"]["unit"]
-    out = sys.stdout.write
+    out = output.write
     with tempfile.TemporaryDirectory(prefix="engram-demo-") as temp:
         temp_path = Path(temp)
         ws_root = temp_path / "project"

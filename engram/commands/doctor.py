@@ -3,15 +3,12 @@ memory roots, lint summary, read and proof modes. Exit 1 when something is broke
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import typer
-
-from engram import config, hosts, workspace
+from engram import config, host_registry, output, workspace
 from engram.installer import health
-from engram.installer.ops import ENVELOPE_VERSION, command_setting, display, project_root
+from engram.installer.ops import command_setting, display, project_root
 
 
 def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
@@ -42,7 +39,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     hook_setting = command_setting(cwd)
     root = project_root(cwd)
     rows = []
-    for host in hosts.registry():
+    for host in host_registry.registry():
         item: dict[str, Any] = {"host": host.name, "display_name": host.display_name,
                                 "supported": host.supported, "reason": host.reason,
                                 "configured": [],
@@ -63,8 +60,7 @@ def collect(cwd: Path) -> dict[str, Any]:
                 if c["state"] != "not linked" and c["state"] != "unreadable"
                 for f in _found(r["host"], c)]
     warnings = health.command_warnings(commands)
-    return {
-        "version": ENVELOPE_VERSION,
+    return output.envelope("doctor", {
         "ok": not problems,
         "workspace": {
             "root": str(ws.root) if ws else None,
@@ -78,13 +74,13 @@ def collect(cwd: Path) -> dict[str, Any]:
         "hosts": rows,
         "problems": problems,
         "warnings": warnings,
-    }
+    })
 
 
 def _found(host_name: str, row: dict[str, Any]) -> list[Any]:
     from engram.installer.plan import installed
 
-    return installed(hosts.get(host_name), Path(row["path"])) or []
+    return installed(host_registry.get(host_name), Path(row["path"])) or []
 
 
 def _observed_text(events: dict[str, Any]) -> str:
@@ -115,40 +111,40 @@ def run(as_json: bool = False, cwd: Path | None = None) -> int:
     cwd = (cwd or Path.cwd()).resolve()
     report = collect(cwd)
     if as_json:
-        typer.echo(json.dumps(report, indent=2))
+        output.write_json(report)
         return 0 if report["ok"] else 1
     ws = report["workspace"]
-    typer.echo(f"workspace: {ws['root'] or 'none (no .git, .agents/.engram or .agents/engram.json above)'}")
+    output.line(f"workspace: {ws['root'] or 'none (no .git, .agents/.engram or .agents/engram.json above)'}")
     for root in ws["memory_roots"]:
-        typer.echo(f"  memory root ({root['scope']}): {display(Path(root['path']), cwd)}")
+        output.line(f"  memory root ({root['scope']}): {display(Path(root['path']), cwd)}")
     if ws["root"] and not ws["memory_roots"]:
-        typer.echo("  no memory roots (create .agents/.engram/)")
-    typer.echo(f"  read: {ws['read']}   proof: {ws['proof']}   path rules: {ws['path_rules']}")
+        output.line("  no memory roots (create .agents/.engram/)")
+    output.line(f"  read: {ws['read']}   proof: {ws['proof']}   path rules: {ws['path_rules']}")
     for warning in ws["warnings"]:
-        typer.echo(f"  warning: {warning}")
+        output.line(f"  warning: {warning}")
     lint = report["lint"]
-    typer.echo(f"lint: {lint['errors']} errors, {lint['warnings']} warnings" if lint["available"]
+    output.line(f"lint: {lint['errors']} errors, {lint['warnings']} warnings" if lint["available"]
                else f"lint: {lint['reason']}")
     for secret in lint.get("secrets", []):
-        typer.echo(f"  secret: {display(Path(secret['path']), cwd)}:{secret['line']}: "
+        output.line(f"  secret: {display(Path(secret['path']), cwd)}:{secret['line']}: "
                    f"{secret['message']}")
-    typer.echo("")
+    output.line("")
     for row in report["hosts"]:
         if not row["supported"]:
-            typer.echo(f"{row['host']}: not supported (see `engram link {row['host']}`)")
+            output.line(f"{row['host']}: not supported (see `engram link {row['host']}`)")
             continue
-        typer.echo(f"{row['host']} ({row['display_name']})")
+        output.line(f"{row['host']} ({row['display_name']})")
         for configured in row["configured"]:
-            typer.echo(f"  configured  {_configured_text(configured, cwd)}")
-        typer.echo(f"  observed    {_observed_text(row['observed'])}")
+            output.line(f"  configured  {_configured_text(configured, cwd)}")
+        output.line(f"  observed    {_observed_text(row['observed'])}")
     if report["warnings"]:
-        typer.echo("")
+        output.line("")
         for warning in report["warnings"]:
-            typer.echo(f"WARNING {warning['warning']}\n  fix: {warning['fix']}")
+            output.line(f"WARNING {warning['warning']}\n  fix: {warning['fix']}")
     if report["problems"]:
-        typer.echo("")
+        output.line("")
         for problem in report["problems"]:
-            typer.echo(f"BROKEN {problem['host']} ({problem['scope']}): {problem['problem']}\n"
+            output.line(f"BROKEN {problem['host']} ({problem['scope']}): {problem['problem']}\n"
                        f"  fix: {problem['fix']}")
         return 1
     return 0

@@ -3,19 +3,16 @@ the host loads today against what engram would inject."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from engram import fileio, formats, importer, paths, session_sim
+from engram import fileio, formats, importer, output, paths, session_sim
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 
-JSON_VERSION = 1
 ARCHIVE = "archive"  # under the memory folder: reserved, never routed
 MAX_SOURCE_BYTES = 8 * 1024 * 1024  # an instruction file to split; a larger one is not one
 
@@ -98,7 +95,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         if text in seen:
             # CLAUDE.md and AGENTS.md are often one file (a copy or a symlink): one set of
             # cards, or every card would be routed twice under two ids.
-            sys.stderr.write(f"SKIPPED {relative}: same content as {seen[text]}, imported once\n")
+            output.message(f"SKIPPED {relative}: same content as {seen[text]}, imported once")
             continue
         seen[text] = relative
         stem = folder_name(relative)
@@ -134,14 +131,13 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             "replaced": replaced, "dry_run": dry_run,
             "cards": [{"id": c.id, "title": c.title, "always": c.always, "chars": len(c.body),
                        "tags": list(c.tags), "line": c.line, "action": a}
-                      for c, a in zip(cards, actions)],
+                      for c, a in zip(cards, actions, strict=False)],
         })
     if as_json:
-        sys.stdout.write(json.dumps({"version": JSON_VERSION, "imports": reports},
-                                    ensure_ascii=False) + "\n")
+        output.emit_json("import", {"imports": reports})
     else:
         for report in reports:
-            sys.stdout.write(_table(report, prompts is None))
+            output.write(_table(report, prompts is None))
     return 0
 
 

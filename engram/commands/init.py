@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from engram import config, fileio, paths, settings_store
+from engram import config, fileio, output, paths, settings_store
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 
@@ -78,7 +78,7 @@ def _is_pointer(path: Path) -> bool:
 
 
 def _ask(question: str) -> bool:
-    sys.stdout.write(f"{question} [Y/n] ")
+    output.write(f"{question} [Y/n] ")
     sys.stdout.flush()
     answer = sys.stdin.readline().strip().lower()
     return answer in ("", "y", "yes")
@@ -90,7 +90,7 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
         raise EngramError(f"no repository found at or above {cwd}",
                           "run `engram init` inside a Git repository (git init first)")
     root = Path(root_str)
-    out = sys.stdout.write
+    out = output.write
     out(f"engram init in {root}\n")
     memory = root / paths.MEMORY_DIR_NAME
     if _has_cards(memory):
@@ -131,9 +131,9 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
         size = path.stat().st_size
         from engram.commands.import_cmd import folder_name
 
-        folder = f"{paths.MEMORY_DIR_NAME}/{folder_name(relative)}"
-        if _has_cards(root / folder):
-            out(f"  ok       {relative} is imported into {folder}/; its host still loads it "
+        cards_folder = f"{paths.MEMORY_DIR_NAME}/{folder_name(relative)}"
+        if _has_cards(root / cards_folder):
+            out(f"  ok       {relative} is imported into {cards_folder}/; its host still loads it "
                 f"whole ({size:,} bytes): `engram import {relative} --replace` swaps it for a "
                 "pointer\n")
             continue

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
+from engram import output
+from engram.commands.changes import report as changes_report
 from engram.installer import ops
 
 
@@ -18,12 +18,12 @@ def run(host: str, global_scope: bool = False, session_end: bool = False, dry_ru
     changes = []
     for target in targets:
         changes += ops.link_one(target, cwd, global_scope, session_end, dry_run, local=local)
-    code = ops.report("link", changes, cwd, as_json, dry_run=dry_run)
+    code = changes_report("link", changes, cwd, as_json, dry_run=dry_run)
     if not as_json and not dry_run:
         for target in targets:
             if target.supported and {(False, False), (False, True)} <= set(
                     ops.linked_scopes(target, cwd)):
-                typer.echo(f"note: {target.name} has engram's entries in both its shared and its "
+                output.line(f"note: {target.name} has engram's entries in both its shared and its "
                            "personal project file, and runs both: keep one with `engram unlink "
                            f"{target.name}` or `engram unlink {target.name} --local`")
     return code

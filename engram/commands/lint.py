@@ -3,17 +3,14 @@ exit 1 on errors (on warnings too with --strict)."""
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 
 from engram import lint as lint_module
+from engram import output
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 from engram.problems import Problem
-
-JSON_VERSION = 1
 
 
 def _codes(values: list[str]) -> set[str]:
@@ -58,23 +55,23 @@ def run(*, roots: list[Path], cwd: Path, as_json: bool, strict: bool = False,
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity != "error"]
     if as_json:
-        sys.stdout.write(json.dumps({
-            "version": JSON_VERSION, "roots": checked, "cards": cards,
+        output.emit_json("lint", {
+            "roots": checked, "cards": cards,
             "errors": len(errors), "warnings": len(warnings), "ignored": len(skipped),
             "problems": [p.to_json() for p in problems],
-        }, ensure_ascii=False) + "\n")
+        })
     else:
         prefix = str(cwd).rstrip(os.sep) + os.sep
         for problem in problems:
             shown = Problem(problem.path, problem.line, problem.severity,
                             problem.message.replace(prefix, ""), problem.code)
-            sys.stdout.write(shown.render(_shown(problem.path, cwd)) + "\n")
+            output.write(shown.render(_shown(problem.path, cwd)) + "\n")
         where = ", ".join(_shown(c, cwd) for c in checked) or "no memory roots"
         extra = f", {len(skipped)} ignored" if skipped else ""
-        sys.stdout.write(f"{len(errors)} error(s), {len(warnings)} warning(s){extra} in "
+        output.write(f"{len(errors)} error(s), {len(warnings)} warning(s){extra} in "
                          f"{cards} card(s) under {where}\n")
         if problems:
-            sys.stdout.write("hint: skip a check with --ignore CODE (the [code] after each "
+            output.write("hint: skip a check with --ignore CODE (the [code] after each "
                              "problem), or list codes under lint.ignore in .agents/engram.json\n")
     return 1 if errors or (strict and warnings) else 0
 

@@ -4,10 +4,9 @@ are written to the user's config unless `--project` shares them through the work
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from engram import config, paths, settings_store
+from engram import config, output, paths, settings_store
 from engram.errors import EngramError
 
 EXPLANATIONS = {
@@ -32,18 +31,18 @@ def run(key: str, value: str, *, project: bool, cwd: Path) -> int:
     if value == "status":
         merged, sources = settings_store.effective(cwd)
         current = merged[key]
-        sys.stdout.write(f"{key}: {current} ({sources[key]}) - {words.get(current, '')}\n")
+        output.write(f"{key}: {current} ({sources[key]}) - {words.get(current, '')}\n")
         return 0
     if value not in setting.choices:
         raise EngramError(f"invalid {key} mode {value!r}",
                           "valid: " + ", ".join((*setting.choices, "status")))
     path, scope = settings_store.scope_file(not project, cwd)
     settings_store.set_value(path, scope, key, value)
-    sys.stdout.write(f"SET {key} = {value} in {path} ({scope} scope): {words.get(value, '')}\n")
+    output.write(f"SET {key} = {value} in {path} ({scope} scope): {words.get(value, '')}\n")
     if scope == "user":
         merged, sources = settings_store.effective(cwd)
         if sources[key] == "workspace" and merged[key] != value:
-            sys.stdout.write(f"note: this workspace sets {key} = {merged[key]} in "
+            output.write(f"note: this workspace sets {key} = {merged[key]} in "
                              f"{paths.WORKSPACE_CONFIG_NAME}, which wins here; "
                              f"`engram config unset {key}` there to use yours\n")
     return 0

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from engram import fileio, formats, globs, paths
+from engram import fileio, formats, globs, output, paths
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 
@@ -58,8 +57,8 @@ def run(*, card_id: str, title: str | None, tags: list[str], applies_to: list[st
                   _split(tags), _split(applies_to), always, priority, body or PLACEHOLDER)
     fileio.atomic_write_text(target, text)
     shown = target.relative_to(Path(cwd)) if target.is_relative_to(cwd) else target
-    sys.stdout.write(f"CREATED {shown}\n")
+    output.write(f"CREATED {shown}\n")
     if not body:
-        sys.stdout.write("  write the rule in its body (lint warns while the placeholder is "
+        output.write("  write the rule in its body (lint warns while the placeholder is "
                          "there), then: engram lint --strict\n")
     return 0

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Final
 
-from engram import observe, workspace
+from engram import observe, output, workspace
 from engram.errors import EngramError
 
-JSON_VERSION: Final = 1
 PROGRESS_FROM: Final = 10  # show progress when a run has more entries than this
 _VERBS: Final = {"saved": "SAVED", "would-save": "WOULD SAVE", "skipped": "SKIPPED",
                  "kept": "KEPT", "duplicate": "ALREADY OBSERVED"}
@@ -19,7 +17,7 @@ _VERBS: Final = {"saved": "SAVED", "would-save": "WOULD SAVE", "skipped": "SKIPP
 def _progress(index: int, total: int) -> None:
     if total > PROGRESS_FROM:
         end = "\n" if index == total or not sys.stderr.isatty() else ""
-        sys.stderr.write(f"\robserve: {index}/{total}{end}")
+        output.progress(f"\robserve: {index}/{total}{end}")
         sys.stderr.flush()
 
 
@@ -52,25 +50,25 @@ def run(*, queue: bool, file: Path | None, dry_run: bool, limit: int | None, as_
         report = observe.drain_queue(space, dry_run=dry_run, limit=limit,
                                      progress=None if as_json else _progress)
     else:
-        target = file if file.is_absolute() else cwd / file  # type: ignore[union-attr]
+        assert file is not None  # the command requires --queue or a FILE
+        target = file if file.is_absolute() else cwd / file
         report = observe.observe_file(space, target, dry_run=dry_run)
     if as_json:
-        envelope = {"engram": "observe", "version": JSON_VERSION, "dry_run": report.dry_run,
-                    "results": [o.to_json() for o in report.outcomes],
-                    "remaining": report.remaining, "invalid": report.invalid}
-        sys.stdout.write(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+        output.emit_json("observe", {"dry_run": report.dry_run,
+                                     "results": [o.to_json() for o in report.outcomes],
+                                     "remaining": report.remaining, "invalid": report.invalid})
         return 0
     if not report.outcomes:
-        sys.stdout.write("nothing queued\n" if queue else "nothing observed\n")
+        output.write("nothing queued\n" if queue else "nothing observed\n")
     for outcome in report.outcomes:
-        sys.stdout.write(_line(outcome) + "\n")
+        output.write(_line(outcome) + "\n")
     if report.invalid:
-        sys.stdout.write(f"DROPPED {report.invalid} malformed queue entr"
+        output.write(f"DROPPED {report.invalid} malformed queue entr"
                          f"{'y' if report.invalid == 1 else 'ies'}\n")
     if queue:
-        sys.stdout.write(f"{'would leave' if dry_run else 'left'} {report.remaining} in the "
+        output.write(f"{'would leave' if dry_run else 'left'} {report.remaining} in the "
                          "queue\n")
     saved = [o.inbox for o in report.outcomes if o.status == "saved" and o.inbox]
     if saved:
-        sys.stdout.write(f"Next: review, then engram save-session --file {saved[0]}\n")
+        output.write(f"Next: review, then engram save-session --file {saved[0]}\n")
     return 0

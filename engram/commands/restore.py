@@ -7,12 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-import typer
-
+from engram import output
 from engram.errors import EngramError
 from engram.installer import filedance, ops
 from engram.installer.filedance import Backup
-from engram.installer.formats import ShapeError
+from engram.installer.merge import ShapeError
 
 
 def _when(backup: Backup) -> str:
@@ -71,28 +70,27 @@ def run(host: str, global_scope: bool = False, local: bool = False, list_only: b
     shown = ops.display(path, cwd)
     if list_only:
         if not saved:
-            typer.echo(f"no saved versions of {shown}")
+            output.line(f"no saved versions of {shown}")
             return 0
-        typer.echo(f"saved versions of {shown} (oldest first):")
+        output.line(f"saved versions of {shown} (oldest first):")
         for item in saved:
-            typer.echo(f"  {_describe(item)}")
+            output.line(f"  {_describe(item)}")
         return 0
     chosen = _choose(saved, backup, original, command)
     try:
         outcome = filedance.restore(path, chosen, place, dry_run=dry_run)
     except ShapeError as exc:
-        typer.echo(f"REFUSED {shown}: {exc.problem}; the file was not changed\n  fix: {exc.fix}",
-                   err=True)
+        output.message(f"REFUSED {shown}: {exc.problem}; the file was not changed\n  fix: {exc.fix}")
         return 1
     what = "the pre-engram original" if chosen.original else f"backup {chosen.id}"
     if not outcome.changed:
-        typer.echo(f"UNCHANGED {shown} (it already holds {what})")
+        output.line(f"UNCHANGED {shown} (it already holds {what})")
     elif dry_run:
-        typer.echo(f"WOULD RESTORE {shown} from {what}")
+        output.line(f"WOULD RESTORE {shown} from {what}")
     else:
         gone = " (removed: there was no file)" if outcome.after is None else ""
-        typer.echo(f"RESTORED {shown} from {what}{gone}")
+        output.line(f"RESTORED {shown} from {what}{gone}")
         if outcome.backup:
-            typer.echo(f"note: the file it replaced is backup {outcome.backup.stem} "
+            output.line(f"note: the file it replaced is backup {outcome.backup.stem} "
                        f"(`{command} --backup {outcome.backup.stem}` puts it back)")
     return 0

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from engram import index as index_module
+from engram import output, router
 from engram import workspace as workspace_module
 from engram.errors import EngramError
-from engram import router
+from engram.query import route_request
 from engram.router import DEFAULT_LIMIT, RouteResult
-from engram.routing import route_request
-
-JSON_VERSION: Final = 1
 
 
 def open_index(cwd: Path, roots: list[Path]) -> tuple[index_module.CompiledIndex, Path, dict[str, Any]]:
@@ -49,16 +47,15 @@ def result_json(index: index_module.CompiledIndex, result: RouteResult) -> dict[
             out["words"] = [{"word": word, "field": field} for word, field in r.words]
         return out
 
-    return {
-        "version": JSON_VERSION,
+    return output.envelope("route", {
         "limit": result.limit,
         "selected": [
-            {"id": s.id, "score": s.score, "path": index.row(s.slot)[index_module.C_PATH],
+            {"id": s.id, "score": s.score, "path": index.row(s.slot).path,
              "counted": s.id in ranked, "reasons": [reason(r) for r in s.reasons]}
             for s in result.selected
         ],
         "warnings": list(result.warnings),
-    }
+    })
 
 
 def _render(index: index_module.CompiledIndex, result: RouteResult, explain: bool,
@@ -90,7 +87,7 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
                      f"card(s); {len(beyond)} more shown on top of it "
                      f"(always-on cards and the cards they depend on): {', '.join(beyond)}")
     if result.over_limit:
-        over = [index.row(slot)[index_module.C_ID] for slot in result.over_limit]
+        over = [index.row(slot).id for slot in result.over_limit]
         lines.append(f"note: {len(over)} more card(s) qualified but fell below the limit of "
                      f"{result.limit}: {', '.join(over)}")
     if explain:
@@ -143,21 +140,20 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
         sentences = why_not_module.explain(compiled, result, prompt or "", list(paths), why_not,
                                            effective_limit)
         if as_json:
-            sys.stdout.write(json.dumps({"version": JSON_VERSION, "id": why_not,
-                                         "selected": why_not in result.ids,
-                                         "explanation": sentences}, ensure_ascii=False) + "\n")
+            output.emit_json("route", {"id": why_not, "selected": why_not in result.ids,
+                                       "explanation": sentences})
         else:
-            sys.stdout.write("\n".join(sentences) + "\n")
+            output.write("\n".join(sentences) + "\n")
         return 0
     if as_json:
         payload = result_json(compiled, result)
         payload["warnings"] = _card_warnings(compiled) + payload["warnings"]
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        output.write_json(payload)
     else:
-        sys.stdout.write(_render(compiled, result, explain, root) + "\n")
+        output.write(_render(compiled, result, explain, root) + "\n")
         errors = compiled.error_count
         if errors:
-            sys.stdout.write(f"note: {errors} card file(s) skipped with errors; run "
+            output.write(f"note: {errors} card file(s) skipped with errors; run "
                              "`engram lint` for details\n")
     return 0
 
@@ -169,7 +165,7 @@ def _card_warnings(compiled: index_module.CompiledIndex) -> list[str]:
 def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batch: Path,
                limit: int) -> int:
     try:
-        handle = sys.stdin if str(batch) == "-" else open(batch, encoding="utf-8")
+        handle = sys.stdin if str(batch) == "-" else open(batch, encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise EngramError(f"cannot read {batch}: {exc.strerror}") from None
     with handle:
@@ -183,9 +179,10 @@ def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batc
                 if not isinstance(prompt, str) or not isinstance(raw_paths, list):
                     raise ValueError("prompt must be a string and paths a list")
             except (ValueError, AttributeError) as exc:
-                sys.stdout.write(json.dumps({"version": JSON_VERSION, "limit": limit, "selected": [],
-                                             "warnings": [f"line {number}: {exc}"]}) + "\n")
+                output.write_json(output.envelope("route", {
+                    "limit": limit, "selected": [], "warnings": [f"line {number}: {exc}"]}),
+                    one_line=True)
                 continue
             result = route_request(compiled, root, cwd, prompt, [str(p) for p in raw_paths], limit)
-            sys.stdout.write(json.dumps(result_json(compiled, result), ensure_ascii=False) + "\n")
+            output.write_json(result_json(compiled, result), one_line=True)
     return 0

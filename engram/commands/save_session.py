@@ -7,7 +7,7 @@ import stat
 import sys
 from pathlib import Path
 
-from engram import promote, workspace
+from engram import output, promote, workspace
 from engram.errors import EngramError
 
 
@@ -41,11 +41,11 @@ def run(*, file: Path, yes: bool, cwd: Path) -> int:
     written = promote.promote(wrapper, space.memory_dir, yes=yes, stdin=sys.stdin,
                               stdout=sys.stdout, editor=_editor())
     for target in written:
-        sys.stdout.write(f"WROTE {target.relative_to(space.root).as_posix()}\n")
+        output.write(f"WROTE {target.relative_to(space.root).as_posix()}\n")
     if not written:
-        sys.stdout.write("nothing written\n")
+        output.write("nothing written\n")
     else:
-        sys.stdout.write(f"The inbox file stays for reference; delete it when done: {file}\n")
+        output.write(f"The inbox file stays for reference; delete it when done: {file}\n")
     return 0
 
 
@@ -64,6 +64,6 @@ def _show_related(space: workspace.Workspace, wrapper: promote.Wrapper) -> None:
                 shown = Path(card.path).relative_to(space.root).as_posix()
             except ValueError:
                 shown = card.path
-            sys.stdout.write(f"note: {candidate.id!r} covers the same subject as {card.id} "
+            output.write(f"note: {candidate.id!r} covers the same subject as {card.id} "
                              f"({shown}; shares {', '.join(shared)}): consider merging it "
                              f"there instead\n  {card.id}: {card.card}\n")

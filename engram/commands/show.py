@@ -4,16 +4,12 @@ budget."""
 from __future__ import annotations
 
 import difflib
-import json
-import sys
 from pathlib import Path
 
-from engram import card_size
+from engram import card_size, output
 from engram import workspace as workspace_module
 from engram.commands.route import open_index
 from engram.errors import EngramError
-
-JSON_VERSION = 1
 
 
 def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
@@ -34,15 +30,15 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
     ws = workspace_module.load(cwd)
     linked = set(card_size.linked_hosts(ws.root)) if ws is not None and not roots else set()
     if as_json:
-        sys.stdout.write(json.dumps({
-            "version": JSON_VERSION, "id": card.id, "path": card.path, "line": 1,
+        output.emit_json("show", {
+            "id": card.id, "path": card.path, "line": 1,
             "key": card.key, "title": card.title, "card": card.card, "type": card.type,
             "tags": list(card.tags), "applies_to": list(card.applies_to), "always": card.always,
             "priority": card.priority, "depends_on": list(card.depends_on),
             "format": card.format, "body": card.body,
             "sizes": [{"host": f.host, "unit": f.unit, "limit": f.limit, "size": f.size,
                        "fits": f.fits, "linked": f.host in linked} for f in fits],
-        }, ensure_ascii=False) + "\n")
+        })
         return 0
     try:
         shown = str(Path(card.path).relative_to(cwd))
@@ -63,5 +59,5 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
     if any(not f.fits for f in fits):
         out.append("  hint      split it into smaller cards so every host gets it whole")
     out += ["", card.body.rstrip("\n")]
-    sys.stdout.write("\n".join(out) + "\n")
+    output.write("\n".join(out) + "\n")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engram.commands.changes import report as changes_report
 from engram.installer import ops
 
 
@@ -16,5 +17,5 @@ def run(host: str, global_scope: bool = False, dry_run: bool = False, as_json: b
     changes = []
     for target in targets:
         changes += ops.unlink_one(target, cwd, global_scope, dry_run, local=local)
-    return ops.report("unlink", changes, cwd, as_json, dry_run=dry_run,
+    return changes_report("unlink", changes, cwd, as_json, dry_run=dry_run,
                       quiet_absent=len(targets) > 1)

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
-from engram import hosts
+from engram import host_registry, output
+from engram.commands.changes import report as changes_report
 from engram.installer import ops
 
 
 def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False) -> int:
     cwd = (cwd or Path.cwd()).resolve()
     changes = []
-    for host in hosts.registry():
+    for host in host_registry.registry():
         for global_scope, local in ((False, False), (False, True), (True, False)):
             changes += ops.upgrade_one(host, cwd, global_scope, dry_run, local=local)
     if not changes and not as_json:
-        typer.echo("nothing to upgrade: no host is linked here or globally "
+        output.line("nothing to upgrade: no host is linked here or globally "
                    "(run `engram link HOST` first)")
         return 0
-    return ops.report("upgrade", changes, cwd, as_json, dry_run=dry_run)
+    return changes_report("upgrade", changes, cwd, as_json, dry_run=dry_run)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from engram import hosts
+from engram import host_registry
 
 BEGIN: Final = ("<!-- BEGIN GENERATED parity table: edit hosts/*.yaml, then run "
                 "`python -m engram.installer.docs_table --write` -->")
@@ -71,7 +71,7 @@ def table() -> str:
     header = ("| host | project file | global file | events written | timeout | budget "
               "| reaches the model |\n|---|---|---|---|---|---|---|\n")
     rows = []
-    for host in hosts.registry():
+    for host in host_registry.registry():
         if not host.supported or not host.install:
             rows.append(f"| {host.display_name} (`{host.name}`) | — | — | none: "
                         f"{_cell(host.reason.split('. ')[0].rstrip('.'))}. | — | — | — |")

@@ -26,7 +26,7 @@ from typing import Callable, Final
 
 from engram import paths
 from engram.fileio import FileTooLarge, NotRegularFile, atomic_write_bytes, exclusive_lock, read_bounded
-from engram.installer.formats import ShapeError
+from engram.installer.merge import ShapeError
 
 BACKUPS_KEPT: Final = 5
 # A file unlinked, edited and linked again has a new pre-engram state each time: the first one
@@ -298,8 +298,7 @@ def change_file(path: Path, compute: Callable[[str | None], str | None], place: 
     `is_original(old text)`: is this the file's pre-engram state, to be kept for good?"""
     check_place(path, place)
     target = target_of(path)
-    lock = paths.state_dir() / "locks" / f"{_key(target)}.lock"
-    with exclusive_lock(lock, timeout=15.0):
+    with exclusive_lock(paths.lock_file_for(target), timeout=15.0):
         for _ in range(_ATTEMPTS):
             data = _read(target)
             before = _decode(data)

@@ -3,15 +3,16 @@ runtime saw firing (observed), kept apart because a perfect config can still nev
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from engram.host_adapter import Host
 from engram.installer import command
-from engram.installer.formats import FORMATS, Found, Ours, same_matcher
-from engram.installer.plan import Options, config_path, desired_entries, ours_for, scope_name
 from engram.installer.filedance import backups, read_config_bytes, target_of
+from engram.installer.merge import FORMATS, Found, Ours, same_matcher
+from engram.installer.plan import Options, config_path, desired_entries, ours_for, scope_name
 
 # A timeout this large in a seconds field was almost certainly meant as milliseconds (the
 # predecessor's 10000 = 2.8 hours); this small in a milliseconds field, as seconds.
@@ -76,15 +77,15 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
             command_setting: str = "auto", local: bool = False) -> Configured:
     scope = scope_name(global_scope, local)
     path = config_path(host, global_scope, project_root, local)
-    base = dict(host=host.name, scope=scope, path=path)
+    make = functools.partial(Configured, host=host.name, scope=scope, path=path)
     fmt = FORMATS[host.install["format"]]
     try:
         text = read_config_bytes(target_of(path)).decode("utf-8")
     except FileNotFoundError:
-        return Configured(exists=False, state="not linked", **base)
+        return make(exists=False, state="not linked")
     except (OSError, UnicodeDecodeError) as exc:
-        return Configured(exists=True, state="unreadable", problem=f"cannot read: {exc}",
-                          fix=_unreadable_fix(host, path, global_scope, local), **base)
+        return make(exists=True, state="unreadable", problem=f"cannot read: {exc}",
+                          fix=_unreadable_fix(host, path, global_scope, local))
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
         document = fmt.load(text)
@@ -92,10 +93,10 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
             fmt.validate(document, bare)
         found = fmt.found(document, bare)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
-        return Configured(exists=True, state="unreadable", problem=f"does not parse: {exc}",
-                          fix=_unreadable_fix(host, path, global_scope, local), **base)
+        return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",
+                          fix=_unreadable_fix(host, path, global_scope, local))
     if not found:
-        return Configured(exists=True, state="not linked", **base)
+        return make(exists=True, state="not linked")
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules, global_scope=global_scope, local=local,
                       command=command_setting)
@@ -104,10 +105,10 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         current = fmt.merge(document, ours_for(host, options)) == document
         state = "linked" if current else "stale"
         resolvable = command.is_resolvable(hook)
-        return _finish(host, global_scope, Configured(
+        return _finish(host, global_scope, make(
             exists=True, state=state, present=("plugin",) if current else (),
             stale=() if current else ("plugin",), command_resolvable=resolvable,
-            timeout_unit_ok=True, **base), hook)
+            timeout_unit_ok=True), hook)
     wanted = {e.event: e for e in desired_entries(host, options, hook)}
     present, stale = [], []
     seen: set[str] = set()
@@ -122,10 +123,10 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     unit = str(host.install.get("timeout_unit", "none"))
     state = "linked" if not stale and not missing else ("stale" if stale else "partial")
     commands = {str(f.handler.get("command")) for f in found}
-    return _finish(host, global_scope, Configured(
+    return _finish(host, global_scope, make(
         exists=True, state=state, present=tuple(present), stale=tuple(stale), missing=missing,
         command_resolvable=all(command.is_resolvable(c) for c in commands),
-        timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found), **base),
+        timeout_unit_ok=all(timeout_ok(f.handler, unit) for f in found)),
         min(commands))
 
 
@@ -198,7 +199,7 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
 def observed(host: Host, workspace_key: str | None = None) -> dict[str, dict[str, Any]]:
     """What the hook runtime recorded for this host (in that workspace when a key is given);
     {} when never observed or unreadable."""
-    from engram import observed as observed_log
+    from engram import firing_log as observed_log
 
     data = observed_log.read(workspace_key)
     events: dict[str, dict[str, Any]] = {}
@@ -230,7 +231,8 @@ def state_problems() -> list[dict[str, str]]:
     file modes say nothing on a read-only mount or to root."""
     import os
 
-    from engram import observed as observed_log, paths
+    from engram import firing_log as observed_log
+    from engram import paths
 
     state = paths.state_dir()
     redirect = "or point ENGRAM_STATE_DIR at a writable folder"

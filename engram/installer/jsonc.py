@@ -79,7 +79,7 @@ def tokens(text: str) -> list[Token]:
 
 def _trailing_commas(text: str, toks: list[Token]) -> list[Token]:
     code = [t for t in toks if t.kind != "comment"]
-    return [t for t, nxt in zip(code, code[1:])
+    return [t for t, nxt in zip(code, code[1:], strict=False)
             if text[t.start] == "," and t.kind == "punct" and text[nxt.start] in "}]"
             and nxt.kind == "punct"]
 
@@ -112,7 +112,7 @@ def _duplicate_line(text: str, key: str) -> int:
     def walk(node: "Node") -> int | None:
         if node.kind == "object":
             seen = set()
-            for name, start in zip(node.keys, node.key_starts):
+            for name, start in zip(node.keys, node.key_starts, strict=False):
                 if name == key and name in seen:
                     return start
                 seen.add(name)
@@ -268,7 +268,7 @@ class _Patcher:
         # inserted text lands where the cut began. Overlapping edits mean a bug in the diff:
         # refuse rather than splice at shifted offsets.
         ordered = sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True)
-        for (_, end, _), (next_start, _, _) in zip(ordered[1:], ordered):
+        for (_, end, _), (next_start, _, _) in zip(ordered[1:], ordered, strict=False):
             if end > next_start:
                 raise PatchError(_line(self.text, next_start))
         text = self.text
@@ -301,7 +301,8 @@ class _Patcher:
         for i, key in enumerate(node.keys):
             if key in after:
                 self.diff(node.items[i], before[key], after[key])
-        added = [(json.dumps(k, ensure_ascii=False), after[k]) for k in after if k not in before]
+        added: list[tuple[str | None, Any]] = [(json.dumps(k, ensure_ascii=False), after[k])
+                                               for k in after if k not in before]
         self._splice(node, removed, added, starts=node.key_starts)
 
     def _diff_array(self, node: Node, before: list[Any], after: list[Any]) -> None:
@@ -314,7 +315,7 @@ class _Patcher:
         for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, canon, wanted, autojunk=False).get_opcodes():
             if op == "replace":  # edit the pairs in place, then remove or add the rest
                 paired = min(i2 - i1, j2 - j1)
-                for i, j in zip(range(i1, i1 + paired), range(j1, j1 + paired)):
+                for i, j in zip(range(i1, i1 + paired), range(j1, j1 + paired), strict=True):
                     self.diff(node.items[i], before[i], after[j])
                 i1, j1 = i1 + paired, j1 + paired
                 if i1 == i2 and j1 == j2:

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
 
-from engram import config, hosts, native_rules, workspace
+from engram import config, host_registry, native_rules, workspace
 from engram.errors import EngramError
 from engram.host_adapter import Host
-from engram.installer.filedance import (Place, backup_root, check_place, created_for,
-                                        missing_parents, note_created, original, prune)
-from engram.installer.formats import ShapeError
-from engram.installer.plan import (Change, Options, apply, config_path, follow_symlinks,
-                                   installed, ours_for, place_for, scope_name)
+from engram.installer.filedance import (
+    Place,
+    check_place,
+    created_for,
+    missing_parents,
+    note_created,
+    original,
+    prune,
+)
+from engram.installer.merge import ShapeError
+from engram.installer.plan import (
+    Change,
+    Options,
+    apply,
+    config_path,
+    follow_symlinks,
+    installed,
+    ours_for,
+    place_for,
+    scope_name,
+)
 
-ENVELOPE_VERSION = 1
 _VERBS = {"created": "CREATED", "updated": "UPDATED", "deleted": "DELETED",
           "unchanged": "UNCHANGED", "absent": "ABSENT", "skipped": "SKIPPED",
           "refused": "REFUSED"}
@@ -25,11 +38,11 @@ _VERBS = {"created": "CREATED", "updated": "UPDATED", "deleted": "DELETED",
 def resolve(host_arg: str) -> list[Host]:
     """The hosts a `HOST|all` argument names (every known host for `all`)."""
     if host_arg.strip().lower() == "all":
-        return list(hosts.registry())
+        return list(host_registry.registry())
     try:
-        return [hosts.get(host_arg)]
-    except hosts.UnknownHost:
-        names = ", ".join(h.name for h in hosts.registry())
+        return [host_registry.get(host_arg)]
+    except host_registry.UnknownHost:
+        names = ", ".join(h.name for h in host_registry.registry())
         raise EngramError(f"unknown host {host_arg!r}",
                           f"hosts: {names}, all (aliases: cascade, antigravity)") from None
 
@@ -98,7 +111,7 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     if folder is None or ws is None:
         return None
     try:
-        from engram.store import load_cards
+        from engram.index import load_cards
     except ImportError:
         return Change(host=host.name, scope="project", path=folder, action="skipped",
                       message="card store unavailable; the rules follow at the next session start",
@@ -310,7 +323,7 @@ def _count(change: Change) -> str:
     return f"{change.entries} {noun[change.entries != 1]}"
 
 
-def _line(change: Change, cwd: Path, quiet_absent: bool) -> str | None:
+def change_line(change: Change, cwd: Path, quiet_absent: bool) -> str | None:
     if change.action == "skipped" and change.path == Path():
         return f"SKIPPED {change.host}: {change.message}"
     where = display(change.path, cwd)
@@ -323,37 +336,3 @@ def _line(change: Change, cwd: Path, quiet_absent: bool) -> str | None:
     if change.dry_run and change.action != "unchanged":
         return f"WOULD {_VERBS[change.action][:-1]} {where} ({' '.join(change.events) or _count(change)})"
     return f"{_VERBS[change.action]} {where} ({_count(change)})"
-
-
-def report(command: str, changes: Iterable[Change], cwd: Path, as_json: bool,
-           dry_run: bool = False, quiet_absent: bool = False) -> int:
-    """Print the changes (one line each, or a versioned JSON envelope); exit 1 if any refused."""
-    import typer
-
-    changes = list(changes)
-    refused = [c for c in changes if c.action == "refused"]
-    if as_json:
-        payload: dict[str, Any] = {"version": ENVELOPE_VERSION, "command": command,
-                                   "dry_run": dry_run, "ok": not refused,
-                                   "changes": [c.to_json() for c in changes]}
-        typer.echo(json.dumps(payload, indent=2))
-        return 1 if refused else 0
-    notes: list[str] = []
-    for change in changes:
-        line = _line(change, cwd, quiet_absent)
-        if line:
-            typer.echo(line)
-        if change.action in ("created", "updated") and not change.dry_run:
-            note = hosts.get(change.host).install.get("note")
-            if note and note not in notes:
-                notes.append(note)
-    for change in refused:
-        untouched = "nothing was written there" if change.kind == "rules" \
-            else "the file was not changed"
-        typer.echo(f"REFUSED {display(change.path, cwd)}: {change.message}; {untouched}\n"
-                   f"  fix: {change.fix}", err=True)
-    if any(c.backup for c in changes):
-        notes.append(f"previous versions backed up under {display(backup_root(), cwd)}")
-    for note in notes:
-        typer.echo(f"note: {note}")
-    return 1 if refused else 0

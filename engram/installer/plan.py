@@ -3,6 +3,7 @@ and the link / unlink / upgrade of one host in one scope, as a Change record."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -11,10 +12,9 @@ from typing import Any, Final
 
 from engram.host_adapter import Host
 from engram.installer import command
-from engram.installer.filedance import (FOLLOW_SETTING, Place, change_file, original,
-                                         read_config_bytes, target_of)
-from engram.installer.formats import FORMATS, Entry, Found, Ours, ShapeError
+from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
 from engram.installer.jsonc import DuplicateKey, JsoncError
+from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError
 from engram.resources import data_dir
 
 _UNIT_FACTOR: Final = {"seconds": 1, "milliseconds": 1000}
@@ -123,7 +123,7 @@ def desired_entries(host: Host, options: Options, hook_command: str) -> tuple[En
 
 
 def plugin_text(host: Host, hook_command: str) -> str:
-    template = host.install.get("template")
+    template = str(host.install.get("template") or "")
     if not template:
         return ""
     text = (data_dir("hosts") / template).read_text(encoding="utf-8")
@@ -182,7 +182,7 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
     def is_original(text: str | None) -> bool:
         return not remove and fmt.is_pristine(text, ours)
 
-    base = dict(host=host.name, scope=scope, path=scope_path, dry_run=dry_run)
+    make = functools.partial(Change, host=host.name, scope=scope, path=scope_path, dry_run=dry_run)
     try:
         outcome = change_file(scope_path, compute, place, dry_run=dry_run, is_original=is_original)
     except (ShapeError, JsoncError, OSError) as exc:
@@ -198,7 +198,7 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
                    "command again")
         else:
             message, fix = f"is not valid JSON: {exc}", "fix the syntax, then run the command again"
-        return Change(action="refused", message=message, fix=fix, **base)
+        return make(action="refused", message=message, fix=fix)
     after_found = seen.get("after", [])
     if outcome.before is None and outcome.after is None:
         action = "absent"
@@ -210,9 +210,8 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         action = "deleted"
     else:
         action = "updated"
-    return Change(action=action, entries=len(after_found),
-                  events=_events_diff(seen.get("before", []), after_found),
-                  backup=outcome.backup, **base)
+    return make(action=action, entries=len(after_found),
+                events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup)
 
 
 def installed(host: Host, path: Path) -> list[Found] | None:

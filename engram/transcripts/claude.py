@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from engram.transcripts import Builder, Transcript, block_texts, json_lines
+from engram.transcripts.model import Builder, Transcript, block_texts, json_lines
 
 # User-role lines that are the CLI talking, not the user: slash-command echoes and their
 # captured stdout.

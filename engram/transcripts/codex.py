@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from engram.transcripts import Builder, Transcript, block_texts, json_lines
+from engram.transcripts.model import Builder, Transcript, block_texts, json_lines
 
 _TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _HARNESS_PREFIXES: Final = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",

@@ -16,7 +16,7 @@ import json
 from typing import Any, Final
 
 from engram.sanitize import strip_hook_context
-from engram.transcripts import Builder, Transcript, json_lines
+from engram.transcripts.model import Builder, Transcript, json_lines
 
 _ROLES: Final = {"user": "user", "gemini": "assistant", "model": "assistant"}
 

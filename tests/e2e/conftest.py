@@ -2,7 +2,8 @@
 The plain `pytest` of the README deselects it, so the unit tests stay fast and offline.
 
 Each client module builds its conversations (module-scoped fixtures, once per client version
-of the matrix) and its tests check one event each in what the fake model received; the summary at the end lists, per client, the
+of the matrix) and its tests check one event each in what the fake model received; the summary
+at the end lists, per client, the
 events verified and every hook call's duration."""
 
 from __future__ import annotations

@@ -23,11 +23,31 @@ import json
 from typing import Iterator
 
 import pytest
-from .harness import (BODY, LEDGER, SUBAGENT_TASK, Conversation, already_lines, check_absent,
-                      check_memory, check_text, conversation, copies, delta_problems,
-                      doctor_host, doctor_problems, edit_card, link_problems, path_problems,
-                      report, run_problems, subagent_problems, timing_problems, user_texts,
-                      verdict)
+
+from .harness import (
+    BODY,
+    LEDGER,
+    SUBAGENT_TASK,
+    Conversation,
+    already_lines,
+    check_absent,
+    check_memory,
+    check_text,
+    conversation,
+    copies,
+    delta_problems,
+    doctor_host,
+    doctor_problems,
+    edit_card,
+    link_problems,
+    path_problems,
+    report,
+    run_problems,
+    subagent_problems,
+    timing_problems,
+    user_texts,
+    verdict,
+)
 
 CLIENT = "claude"
 
@@ -137,7 +157,7 @@ def native(version: str) -> Iterator[Conversation]:
         c.engram("config", "set", "hooks.path_rules", "native")
         c.link()
         c.run("hello", prompt("Hello there."))  # loads CLAUDE.md, no rule file
-        c.notes.append(json.dumps(((doctor_host(c) or {}).get("observed") or {})))
+        c.notes.append(json.dumps((doctor_host(c) or {}).get("observed") or {}))
         plan = c.server.plan("claude_n1", [("read", str(c.workspace / LEDGER))])
         c.run("prompt_read", prompt(f"{plan} Tell me about ledgerkeeping."))
         plan = c.server.plan("claude_n2", [("read", str(c.workspace / LEDGER))])

@@ -19,9 +19,24 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
-from .harness import (LEDGER, SUBAGENT_TASK, Conversation, already_lines, check_absent,
-                     check_memory, conversation, delta_problems, doctor_problems, link_problems, path_problems,
-                     run_problems, subagent_problems, timing_problems, verdict)
+
+from .harness import (
+    LEDGER,
+    SUBAGENT_TASK,
+    Conversation,
+    already_lines,
+    check_absent,
+    check_memory,
+    conversation,
+    delta_problems,
+    doctor_problems,
+    link_problems,
+    path_problems,
+    run_problems,
+    subagent_problems,
+    timing_problems,
+    verdict,
+)
 
 CLIENT = "codex"
 MODEL = "gpt-5.1-codex"      # unknown to 0.171.0: fallback metadata, multi_agent_v1 tools

@@ -25,9 +25,26 @@ from typing import Iterator
 
 import pytest
 
-from .harness import (BODY, LEDGER, Conversation, already_lines, check_absent, check_memory, check_text,
-                      conversation, delta_problems, doctor_problems, edit_card, link_problems,
-                      path_problems, report, run_problems, timing_problems, user_texts, verdict)
+from .harness import (
+    BODY,
+    LEDGER,
+    Conversation,
+    already_lines,
+    check_absent,
+    check_memory,
+    check_text,
+    conversation,
+    delta_problems,
+    doctor_problems,
+    edit_card,
+    link_problems,
+    path_problems,
+    report,
+    run_problems,
+    timing_problems,
+    user_texts,
+    verdict,
+)
 
 CLIENT = "gemini"
 MODEL = "gemini-2.5-flash"

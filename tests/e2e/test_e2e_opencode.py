@@ -35,9 +35,21 @@ from typing import Iterator
 import pytest
 
 from .fakemodel import Request
-from .harness import (RUN_TIMEOUT, SUBAGENT_TASK, Conversation, Run, check_absent, check_memory, conversation,
-                      doctor_problems, report, run_problems, timing_problems, user_texts,
-                      verdict)
+from .harness import (
+    RUN_TIMEOUT,
+    SUBAGENT_TASK,
+    Conversation,
+    Run,
+    check_absent,
+    check_memory,
+    conversation,
+    doctor_problems,
+    report,
+    run_problems,
+    timing_problems,
+    user_texts,
+    verdict,
+)
 
 CLIENT = "opencode"
 PROVIDER_PACKAGE = "@ai-sdk/openai-compatible"

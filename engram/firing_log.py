@@ -13,6 +13,10 @@ import time
 
 from engram import paths
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_BYTES = 512 * 1024
 
 
@@ -27,7 +31,7 @@ def record(host: str, event: str, answered_bytes: int, duration_ms: float | None
     event, the rule file (relative to the workspace) and whether it is one of engram's. Best
     effort: never raises."""
     path = observed_log_path()
-    row: dict = {"host": host, "event": event,
+    row: dict[str, Any] = {"host": host, "event": event,
                  "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "bytes": int(answered_bytes)}
     if duration_ms is not None:
@@ -58,13 +62,13 @@ def record(host: str, event: str, answered_bytes: int, duration_ms: float | None
 OTHER_FILES = " (other files)"
 
 
-def read(workspace: str | None = None) -> dict:
+def read(workspace: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
     """{host: {event: {"last_fired", "count", "last_bytes", "last_ms"?}}} from the log (and
     its rotated predecessor); only the firings in `workspace` (a workspace key) when given.
     A rule-load event counts under its name only for engram's rule files (with "rules":
     {file: count}); loads of other files (CLAUDE.md, a user's own rules) count under
     "<event> (other files)", so they never pass for engram rule loads."""
-    folded: dict = {}
+    folded: dict[str, dict[str, dict[str, Any]]] = {}
     path = observed_log_path()
     for name in (path + ".1", path):
         try:

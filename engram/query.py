@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-
 from engram import anchors, router
 from engram.index import CompiledIndex
 

@@ -1,7 +1,7 @@
 """Host definitions (hosts/*.yaml) through one registry.
 
 The hook runtime imports this module on every hook call, so it stays import-light: no yaml,
-typer or portalocker at import time. `load_host` reads a JSON cache of all parsed definitions
+or typer at import time. `load_host` reads a JSON cache of all parsed definitions
 in the state dir, keyed by the YAML files' names, sizes and mtimes; yaml is imported only when
 that cache is stale or missing, and a cache that cannot be written is simply skipped.
 """
@@ -19,14 +19,12 @@ from engram import __version__, paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Final, Mapping
+    from typing import Any, Final
 
     from engram.host_adapter import Host
 
 CACHE_FORMAT: Final = 1
 MAX_CACHE_BYTES: Final = 8 * 1024 * 1024
-# Aliases that users type; each also appears in its host's `aliases:` list.
-ALIASES: Final[Mapping[str, str]] = {"cascade": "windsurf", "antigravity": "gemini"}
 
 _memo: dict[str, Any] = {}
 
@@ -103,7 +101,8 @@ def all_definitions() -> dict[str, dict[str, Any]]:
     folder = _hosts_folder()
     stamp = _stamp(folder)
     if _memo.get("stamp") == stamp:
-        return _memo["hosts"]
+        memoized: dict[str, dict[str, Any]] = _memo["hosts"]
+        return memoized
     cache = _cache_path()
     hosts: dict[str, dict[str, Any]] | None = None
     try:
@@ -134,8 +133,6 @@ def canonical_name(name: str) -> str:
     definitions = all_definitions()
     if key in definitions:
         return key
-    if key in ALIASES:
-        return ALIASES[key]
     for host_name, definition in definitions.items():
         if key in (definition.get("aliases") or []):
             return host_name

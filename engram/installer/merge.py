@@ -94,13 +94,17 @@ class _JsonFormat:
 
     grouped = True
 
+    def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
+        raise NotImplementedError  # each JSON format finds its own entries
+
     def load(self, text: str | None) -> dict[str, Any]:
         if text is None or not text.strip():
             return {}
         document = jsonc.parse(text)
         _require(isinstance(document, dict), "(top level)", "is not a JSON object",
                  "the file must hold one JSON object ({...})")
-        return document
+        parsed: dict[str, Any] = document
+        return parsed
 
     def validate(self, document: dict[str, Any], ours: Ours) -> None:
         key = ours.container
@@ -187,7 +191,7 @@ def _identical(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=False))
     return type(a) is type(b) and a == b
 
 
@@ -239,9 +243,9 @@ class MatcherGroups(_JsonFormat):
                 del hooks[event]  # emptied by us
         for entry in wanted:
             if entry.event not in placed:
-                group: dict[str, Any] = {} if entry.matcher is None else {"matcher": entry.matcher}
-                group["hooks"] = [entry.as_dict()]
-                hooks.setdefault(entry.event, []).append(group)
+                new_group: dict[str, Any] = {} if entry.matcher is None else {"matcher": entry.matcher}
+                new_group["hooks"] = [entry.as_dict()]
+                hooks.setdefault(entry.event, []).append(new_group)
         if not hooks and document.get(ours.container):  # emptied by us: drop it too
             del result[ours.container]
         return result

@@ -1,0 +1,160 @@
+"""The layout of the compiled index database, shared by its reader (engram.index) and its
+compiler (engram.index_compile): the format version, the positions in a stored card tuple and
+a light row, the meta table's encoding, and the conversions between stored tuples and Cards
+and Problems. It imports nothing of engram's at module level (only the file reader, when
+a card's text is read), so both sides can depend on it."""
+
+from __future__ import annotations
+
+import marshal
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Iterable
+
+    from engram.card import Card
+    from engram.problems import Problem
+
+INDEX_FORMAT: Final = 11  # 10: cards carry lint warnings (unknown keys) and every error
+# 11: head sizes per card and head counts per term (routing by what a card says it is about)
+PY_TAG: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
+
+# Card tuple positions (the whole card, body included).
+(K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
+ K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT) = range(16)
+# Light row positions: the card without its body, plus where the body lies in the file.
+(C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
+ C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT) = range(16)
+
+
+class Row(tuple):  # type: ignore[type-arg]
+    """A light row read by name (`row.id`, `row.applies_to`) instead of by position. The
+    stored form is the plain tuple (marshal cannot store this class); the index wraps each row
+    it reads once, and the wrapper costs no copy of the values."""
+
+    __slots__ = ()
+
+    @property
+    def id(self) -> str:
+        value: str = self[C_ID]
+        return value
+
+    @property
+    def title(self) -> str:
+        value: str = self[C_TITLE]
+        return value
+
+    @property
+    def card(self) -> str:
+        value: str = self[C_CARD]
+        return value
+
+    @property
+    def type(self) -> str:
+        value: str = self[C_TYPE]
+        return value
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        value: tuple[str, ...] = self[C_TAGS]
+        return value
+
+    @property
+    def applies_to(self) -> tuple[str, ...]:
+        value: tuple[str, ...] = self[C_APPLIES]
+        return value
+
+    @property
+    def always(self) -> bool:
+        value: bool = self[C_ALWAYS]
+        return value
+
+    @property
+    def priority(self) -> int:
+        value: int = self[C_PRIORITY]
+        return value
+
+    @property
+    def depends_on(self) -> tuple[str, ...]:
+        value: tuple[str, ...] = self[C_DEPENDS]
+        return value
+
+    @property
+    def format(self) -> str:
+        value: str = self[C_FORMAT]
+        return value
+
+    @property
+    def body_line(self) -> int:
+        value: int = self[C_BODY_LINE]
+        return value
+
+    @property
+    def provenance(self) -> tuple[tuple[str, Any], ...]:
+        value: tuple[tuple[str, Any], ...] = self[C_PROVENANCE]
+        return value
+
+    @property
+    def body_span(self) -> tuple[int, int]:
+        value: tuple[int, int] = self[C_BODY_SPAN]
+        return value
+
+    @property
+    def hash(self) -> str:
+        value: str = self[C_HASH]
+        return value
+
+    @property
+    def path(self) -> str:
+        value: str = self[C_PATH]
+        return value
+
+    @property
+    def root(self) -> str:
+        value: str = self[C_ROOT]
+        return value
+
+
+def card_from_tuple(row: tuple[Any, ...], body: str) -> Card:
+    from engram.card import Card
+
+    return Card(id=row[K_ID], title=row[K_TITLE], card=row[K_CARD], type=row[K_TYPE],
+                tags=tuple(row[K_TAGS]), applies_to=tuple(row[K_APPLIES]), always=row[K_ALWAYS],
+                priority=row[K_PRIORITY], depends_on=tuple(row[K_DEPENDS]), format=row[K_FORMAT],
+                body_line=row[K_BODY_LINE], provenance=row[K_PROVENANCE], body=body,
+                content_hash=row[K_HASH], path=row[K_PATH], root=row[K_ROOT])
+
+
+def read_text(path: str) -> str:
+    """A card file's text as the parser saw it (UTF-8, CRLF folded to LF)."""
+    from engram.fileio import read_bounded
+    from engram.store import MAX_CARD_BYTES
+
+    return read_bounded(path, MAX_CARD_BYTES).decode("utf-8").replace("\r\n", "\n")
+
+
+def problem_tuple(problem: Problem) -> tuple[Any, ...]:
+    return (problem.path, problem.line, problem.severity, problem.message, problem.code)
+
+
+def problem_from_tuple(row: tuple[Any, ...]) -> Problem:
+    from engram.problems import Problem
+
+    return Problem(row[0], row[1], row[2], row[3], row[4])
+
+
+def roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
+    return [list(r) for r in roots] + [["follow", str(follow)]]
+
+
+def read_meta(db: Any, keys: Iterable[str]) -> dict[str, Any]:
+    wanted = list(keys)
+    marks = ",".join("?" * len(wanted))
+    return {key: marshal.loads(value) for key, value in
+            db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", wanted)}
+
+
+def write_meta(db: Any, values: dict[str, Any]) -> None:
+    db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                   [(key, marshal.dumps(value)) for key, value in values.items()])
