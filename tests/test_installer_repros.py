@@ -314,6 +314,18 @@ def test_rule_folder_symlinked_out_of_the_workspace_gets_nothing(
     assert sorted(p.name for p in victim.iterdir()) == []
 
 
+def test_doctor_names_a_rule_folder_leading_outside(workspace: Path, isolated_dirs: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    (isolated_dirs / "rules").mkdir()
+    folder = workspace / ".claude" / "rules" / "engram"
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(isolated_dirs / "rules")
+    capsys.readouterr()
+    assert engram("doctor", cwd=workspace) == 1
+    out = capsys.readouterr().out
+    assert "rule folder" in out and "install.follow_symlinks" in out
+
+
 def test_hook_sync_never_writes_through_a_rule_folder_leading_outside(
         workspace: Path, isolated_dirs: Path) -> None:
     from engram import native_rules

@@ -56,6 +56,7 @@ def collect(cwd: Path) -> dict[str, Any]:
                  "problem": c["problem"], "fix": c["fix"]}
                 for r in rows for c in r["configured"] if c["broken"]]
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
+    problems += health.rule_folder_problems(root)
     commands = [str(f.handler.get("command")) for r in rows for c in r["configured"]
                 if c["state"] != "not linked" and c["state"] != "unreadable"
                 for f in _found(r["host"], c)]

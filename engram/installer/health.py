@@ -4,6 +4,7 @@ runtime saw firing (observed), kept apart because a perfect config can still nev
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -194,6 +195,31 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
                    "for yourself with its absolute path: `engram link HOST --global` (or "
                    "`--local` for Claude)"})
     return warnings
+
+
+def rule_folder_problems(project_root: Path) -> list[dict[str, str]]:
+    """A generated rule folder (Claude's .claude/rules/engram) that a symlink leads out of the
+    workspace: link refuses it and the SessionStart hook writes nothing there, so say why."""
+    from engram import host_registry, native_rules
+    from engram.installer.filedance import FOLLOW_SETTING
+    from engram.installer.plan import follow_symlinks
+
+    found = []
+    for host in host_registry.registry():
+        folder_name = host.install.get("native_rules") if host.install else None
+        if not folder_name:
+            continue
+        folder = project_root / str(folder_name)
+        if not os.path.lexists(folder) or follow_symlinks() or \
+                native_rules.stays_inside(folder, project_root):
+            continue
+        found.append({"host": host.name, "scope": "project", "path": str(folder),
+                      "problem": "the generated rule folder (or a folder above it) is a symlink "
+                                 "leading outside the workspace, so engram writes no rule "
+                                 "files there",
+                      "fix": "replace the link with a real folder (or remove it), or, if you "
+                             f"meant it, `engram config set {FOLLOW_SETTING} true --global`"})
+    return found
 
 
 def observed(host: Host, workspace_key: str | None = None) -> dict[str, dict[str, Any]]:
