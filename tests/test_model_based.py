@@ -42,6 +42,9 @@ FILLER = ("keep", "tests", "green", "review", "every", "change", "carefully", "b
 HOSTS = ("claude", "codex", "gemini")
 SESSIONS = ("s1", "s2")
 START_SOURCES = ("startup", "resume", "clear", "compact")
+# Workspace settings a run draws: the defaults; the proof line on; a Gemini budget so small
+# that bodies are folded to one line or dropped (never cut, never marked sent).
+CONFIGS = ({}, {"proof": "compact"}, {"load": {"max_tokens": 100}})
 STATS = {"calls": 0, "bodies": 0, "already": 0}  # how much the run exercised (printed with -s)
 
 
@@ -140,9 +143,13 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     @initialize(thresholds=st.sampled_from([(1, 1, 2), (1, 300, 2000), (1000, 1, 2000),
                                             (1000, 300, 2)]),
-                n=st.integers(min_value=1, max_value=4), data=st.data())
-    def start_store(self, thresholds: tuple[int, int, int], n: int, data: st.DataObject) -> None:
+                config=st.sampled_from(CONFIGS), n=st.integers(min_value=1, max_value=4),
+                data=st.data())
+    def start_store(self, thresholds: tuple[int, int, int], config: dict, n: int,
+                    data: st.DataObject) -> None:
         index.DEFER_MIN_FILES, index.BACKGROUND_MIN_CHANGES, index.FIRST_BUILD_MAX = thresholds
+        if config:
+            (self.ws / ".agents" / "engram.json").write_text(json.dumps(config))
         for word in WORDS[:n]:
             self.cards[word] = {"body": "", "always": data.draw(st.booleans()),
                                 "scoped": data.draw(st.booleans()), "secret": False}
@@ -333,7 +340,7 @@ class ExactlyOnce(RuleBasedStateMachine):
 
 # A fixed, CI-sized budget (examples x steps); a soak run raises it and draws new sequences:
 # ENGRAM_MODEL_EXAMPLES=500 ENGRAM_MODEL_STEPS=60 ENGRAM_MODEL_RANDOM=1 pytest tests/test_model_based.py
-EXAMPLES = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "80"))
 STEPS = int(os.environ.get("ENGRAM_MODEL_STEPS", "30"))
 TestExactlyOnce = ExactlyOnce.TestCase
 TestExactlyOnce.settings = settings(max_examples=EXAMPLES, stateful_step_count=STEPS,
