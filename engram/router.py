@@ -9,7 +9,9 @@ it is about, its *head* (title, tags, one-line card/description):
     cards weighs nothing), times the share of the head matched
     (so "Prisma Usage" is well covered by a Prisma question, a long description that shares
     one generic word is not), at least HEAD_MIN and at least HEAD_RELATIVE of the best card's;
-  - a prompt word equal to one of a card's tags always selects it, however common the tag;
+  - a prompt word equal to one of a card's tags selects it, however common the tag, when few
+    cards share the tag (TAG_SHARED) or the prompt names nothing but the tag; a tag many cards
+    share otherwise counts as headline evidence like a title word;
   - evidence only in bodies (generic words summed over long texts) selects at most one card,
     the best text hit, and only on enough evidence (see `_body_best`).
 Paths match `applies_to` globs. A prompt with nothing relevant selects nothing but `always`
@@ -33,6 +35,9 @@ FIELD_NAMES: Final = ("title", "tags", "card", "body")
 # Copilot's `description`.
 FIELD_WORDS: Final = ("title", "tags", "description", "body")
 TAG_BONUS: Final = 1.5
+# A tag held by more cards than this is a category (`api`, `testing`): naming it selects all
+# its cards only when the prompt names nothing else.
+TAG_SHARED: Final = 3
 PATH_SCORE: Final = 10.0
 # Head evidence needed to select a card on text, at REFERENCE_CARDS cards (scaled like
 # MIN_TEXT_SCORE), and the share of the best card's head evidence a card must reach.
@@ -227,6 +232,24 @@ class _TextHits:
                         self.phrases.setdefault(slot, []).append(phrase)
         self.head_size: dict[int, int] = {}
 
+    def tag_selected(self) -> list[int]:
+        """The cards a named tag selects outright: a tag few cards share (TAG_SHARED or
+        fewer) always; a tag many share is a category, so only when the prompt names nothing
+        else (their headlines, tags included, compete on the rest)."""
+        holders: dict[str, int] = {}
+        for tags in self.tags.values():
+            for tag in tags:
+                holders[tag] = holders.get(tag, 0) + 1
+        chosen = []
+        for slot, tags in self.tags.items():
+            if any(holders[tag] <= TAG_SHARED for tag in tags):
+                chosen.append(slot)
+                continue
+            named = {term for tag in tags for term in text.terms(tag)}
+            if all(term in named for term in self.terms):
+                chosen.append(slot)
+        return chosen
+
     def head_evidence(self, slot: int) -> float:
         """Head IDF of the prompt words in the card's head, times the share of its head they
         cover."""
@@ -286,8 +309,9 @@ CUT_RULE: Final = (
     "a card is selected on text when the prompt names enough of what its title, tags and "
     f"description say (at least {HEAD_RELATIVE:.0%} of the best card's match, and a minimum "
     "that rare words meet easily); words found only in a card's body select only the single "
-    "best match; a tag the prompt names always selects its card; a touched file matching "
-    "`applies_to` always selects its card")
+    f"best match; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
+    "share only when the prompt names nothing else); a touched file matching `applies_to` "
+    "always selects its card")
 
 
 def describe_words(words: list[tuple[str, str]]) -> str:
@@ -355,7 +379,7 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     best_head = max(evidence.values(), default=0.0)
     bar = max(head_min, HEAD_RELATIVE * best_head)
     chosen = {slot for slot, value in evidence.items() if value >= bar}
-    chosen.update(text_hits.tags)
+    chosen.update(text_hits.tag_selected())
     scores = text_hits.scores
     best_slot = max(scores, key=lambda slot: (scores[slot], -slot), default=None)
     threshold = MIN_TEXT_SCORE * factor
@@ -370,7 +394,7 @@ def text_verdict(text_hits: _TextHits, cut: TextCut, slot: int) -> Reason:
     "selected" or "cut"."""
     if slot not in text_hits.scores:
         return Reason("cut", "no word of the prompt appears in this card")
-    if slot in text_hits.tags:
+    if slot in text_hits.tags and slot in set(text_hits.tag_selected()):
         return Reason("selected", "the prompt names one of its tags")
     head = text_hits.head_evidence(slot)
     mask = text_hits.head_hits.get(slot, 0)

@@ -155,4 +155,8 @@ def test_session_bench_measures_static_always_and_auto() -> None:
     static, always, auto = report["static"], report["always"], report["auto"]
     assert static["chars"] == 2 * static["claude_md_chars"]  # loaded at start and after compaction
     assert 0 < auto["chars"] < always["chars"]
-    assert 0.0 <= auto["needed_in_context"] <= 1.0 and auto["pairs"] == 49
+    assert auto["pairs"] == 49
+    # The character goal is met and gated; the needed-cards goal (>= 97%) is not met yet, so
+    # it is gated at its measured level (37 of 49 prompt-card pairs).
+    assert auto["share_of_static"] <= session_tokens.GOAL_CHARS
+    assert auto["pairs_in_context"] >= 37

@@ -420,3 +420,20 @@ def test_fast_ascii_tokens_are_the_regex_tokens(value: str) -> None:
     from engram import text
 
     assert text.tokens(value) == re.findall(r"\w+", value)
+
+
+def test_a_tag_many_cards_share_selects_them_only_when_the_prompt_names_nothing_else(
+        workspace: Path) -> None:
+    """`api` on five cards is a category: "api" alone selects all five, but a prompt about an
+    API endpoint selects the endpoint card, not the rate-limit and cache cards."""
+    mem = workspace / MEM
+    fillers(mem)
+    for name, title in [("api-endpoints", "API endpoint conventions"),
+                        ("api-errors", "API errors"), ("api-caching", "API caching with Redis"),
+                        ("rate-limiting", "Rate limiting"), ("api-tests", "API integration tests")]:
+        write_card(mem, f"{name}.md", f"---\ntitle: {title}\ntags: [api]\n---\nDetails.\n")
+    assert len(route(workspace, "api", include_always=False).ids) == 5
+    assert route(workspace, "add an API endpoint that lists overdue tasks",
+                 include_always=False).ids == ["api-endpoints"]
+    write_card(mem, "payments.md", "---\ntitle: Payments\ntags: [stripe]\n---\nDetails.\n")
+    assert route(workspace, "stripe webhook retries", include_always=False).ids == ["payments"]
