@@ -13,7 +13,9 @@ it is about, its *head* (title, tags, one-line card/description):
     cards share the tag (TAG_SHARED) or the prompt names nothing but the tag; a tag many cards
     share otherwise counts as headline evidence like a title word;
   - evidence only in bodies (generic words summed over long texts) selects at most one card,
-    the best text hit, and only on enough evidence (see `_body_best`).
+    the best text hit, and only on enough evidence (see `body_best_ok`);
+  - a card whose headline names only a subset of the words a better-matching card's headline
+    names is dropped (see `_undominated`).
 Paths match `applies_to` globs. A prompt with nothing relevant selects nothing but `always`
 cards."""
 
@@ -309,7 +311,8 @@ CUT_RULE: Final = (
     "a card is selected on text when the prompt names enough of what its title, tags and "
     f"description say (at least {HEAD_RELATIVE:.0%} of the best card's match, and a minimum "
     "that rare words meet easily); words found only in a card's body select only the single "
-    f"best match; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
+    f"best match; a card is dropped when a better-matching card's headline names the same "
+    "prompt words and more; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
     "share only when the prompt names nothing else); a touched file matching `applies_to` "
     "always selects its card")
 
@@ -369,6 +372,23 @@ class TextCut:
     best_slot: int | None  # the best text hit
     best_ok: bool  # ... and whether it had enough evidence to be selected
     threshold: float
+    dominated: dict = {}  # slot -> the better card whose headline names a superset
+
+
+def _undominated(text_hits: _TextHits, evidence: dict[int, float], slots: list[int]) -> set[int]:
+    """Drop a card whose headline names only some of the prompt words that a better-matching
+    card's headline names (the Java "MCP server" card next to the "Rust MCP server" card for a
+    Rust prompt): it says nothing about the prompt that the better card does not. Cards whose
+    headlines match the same words are all kept."""
+    kept: list[int] = []
+    masks = text_hits.head_hits
+    for slot in sorted(slots, key=lambda s: (-evidence[s], s)):
+        mask = masks.get(slot, 0)
+        if any(mask != masks.get(other, 0) and mask | masks.get(other, 0) == masks.get(other, 0)
+               for other in kept):
+            continue
+        kept.append(slot)
+    return set(kept)
 
 
 def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
@@ -378,7 +398,12 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
                 for slot in text_hits.fetch_head_sizes(head_min)}
     best_head = max(evidence.values(), default=0.0)
     bar = max(head_min, HEAD_RELATIVE * best_head)
-    chosen = {slot for slot, value in evidence.items() if value >= bar}
+    passing = [slot for slot, value in evidence.items() if value >= bar]
+    chosen = _undominated(text_hits, evidence, passing)
+    masks = text_hits.head_hits
+    dominated = {slot: next(o for o in sorted(chosen, key=lambda s: (-evidence[s], s))
+                            if masks[slot] | masks[o] == masks[o] and masks[slot] != masks[o])
+                 for slot in passing if slot not in chosen}
     chosen.update(text_hits.tag_selected())
     scores = text_hits.scores
     best_slot = max(scores, key=lambda slot: (scores[slot], -slot), default=None)
@@ -386,7 +411,7 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     best_ok = best_slot is not None and text_hits.body_best_ok(best_slot, threshold)
     if best_ok and best_slot is not None:
         chosen.add(best_slot)
-    return chosen, TextCut(head_min, bar, best_head, best_slot, best_ok, threshold)
+    return chosen, TextCut(head_min, bar, best_head, best_slot, best_ok, threshold, dominated)
 
 
 def text_verdict(text_hits: _TextHits, cut: TextCut, slot: int) -> Reason:
@@ -409,6 +434,10 @@ def text_verdict(text_hits: _TextHits, cut: TextCut, slot: int) -> Reason:
         share += " (with the phrase" + ("s " if len(typed) > 1 else " ") + \
             ", ".join(f'"{p}"' for p in typed) + ")"
     if mask and head >= cut.head_bar:
+        if slot in cut.dominated:
+            better = text_hits.index.row(cut.dominated[slot])[C_ID]
+            return Reason("cut", f"not selected: the prompt names {share}, but {better} names "
+                                 "those words and more of the prompt in its headline")
         return Reason("selected", f"the prompt names {share}; {relative}, at least "
                                   f"{HEAD_RELATIVE:.0%} is needed")
     if slot == cut.best_slot and cut.best_ok:

@@ -437,3 +437,23 @@ def test_a_tag_many_cards_share_selects_them_only_when_the_prompt_names_nothing_
                  include_always=False).ids == ["api-endpoints"]
     write_card(mem, "payments.md", "---\ntitle: Payments\ntags: [stripe]\n---\nDetails.\n")
     assert route(workspace, "stripe webhook retries", include_always=False).ids == ["payments"]
+
+
+def test_a_card_naming_fewer_of_the_prompt_words_than_a_better_one_is_dropped(
+        workspace: Path) -> None:
+    """Eight "<language> MCP server" cards: a Rust MCP question wants the Rust one, not the
+    seven whose headlines name only "MCP server"; two cards naming the same words both stay."""
+    mem = workspace / MEM
+    fillers(mem)
+    for language in ("rust", "java", "go", "python"):
+        write_card(mem, f"{language}-mcp-server.md", f"---\ntitle: {language.title()} MCP server"
+                   f"\ncard: Building MCP servers in {language.title()}\n---\nDetails.\n")
+    result = route(workspace, "build an MCP server in Rust", include_always=False)
+    assert result.ids == ["rust-mcp-server"]
+    loaded = index.load_or_build(workspace_of(workspace))
+    assert result.why(loaded, "java-mcp-server")[0].kind == "cut"
+    text_hits = router._TextHits(loaded, "build an MCP server in Rust")
+    slots = {loaded.slot_of(f"{lang}-mcp-server"): 1.0 for lang in ("rust", "java", "go")}
+    slots[loaded.slot_of("rust-mcp-server")] = 2.0  # the better match
+    assert router._undominated(text_hits, slots, list(slots)) == {loaded.slot_of("rust-mcp-server")}
+    assert len(route(workspace, "build an MCP server", include_always=False).ids) == 4
