@@ -372,7 +372,7 @@ class TextCut:
     best_slot: int | None  # the best text hit
     best_ok: bool  # ... and whether it had enough evidence to be selected
     threshold: float
-    dominated: dict = {}  # slot -> the better card whose headline names a superset
+    dominated: dict[int, int] = {}  # slot -> the better card whose headline names a superset
 
 
 def _undominated(text_hits: _TextHits, evidence: dict[int, float], slots: list[int]) -> set[int]:
@@ -435,7 +435,7 @@ def text_verdict(text_hits: _TextHits, cut: TextCut, slot: int) -> Reason:
             ", ".join(f'"{p}"' for p in typed) + ")"
     if mask and head >= cut.head_bar:
         if slot in cut.dominated:
-            better = text_hits.index.row(cut.dominated[slot])[C_ID]
+            better = text_hits.index.row(cut.dominated[slot]).id
             return Reason("cut", f"not selected: the prompt names {share}, but {better} names "
                                  "those words and more of the prompt in its headline")
         return Reason("selected", f"the prompt names {share}; {relative}, at least "
