@@ -107,13 +107,22 @@ def _current(index: CompiledIndex, routed: list[delta.Routed],
     return send, found
 
 
-def _routed(index: CompiledIndex, slots: list[int]) -> list[delta.Routed]:
+def _routed(index: CompiledIndex, slots: list[int],
+            native: tuple[tuple[str, ...], str] | None = None) -> list[delta.Routed]:
+    """The routed cards to consider sending. `native` is (the host's `loads_natively` globs,
+    the workspace folder): a card the host loads by itself is not this hook's to send, list
+    or count."""
     routed: list[delta.Routed] = []
     blocked = set(index.data.get("secret_slots") or ())
     for rank, slot in enumerate(slots):
         if slot in blocked:
             continue  # a card holding a secret is never injected; lint reports it
         row = index.row(slot)
+        if native is not None and native[0]:
+            from engram import native_loads
+
+            if native_loads.native_file(native[0], native[1], row.path, row.provenance):
+                continue
         routed.append(delta.Routed(row.id, f"{row.id}@{row.hash}", _item(index, slot, rank),
                                    bool(row.always), slot))
     return routed
@@ -147,6 +156,10 @@ class HookCall:
         self.proof: bool = self.settings.get("proof", "off") != "off"
         self.unit, self.limit = _budget(self.runtime, self.settings)
         self.spec: Mapping[str, Any] = (self.runtime.get("events") or {}).get(event.name) or {}
+        # Cards of files this host loads by itself (its rule folders, an imported CLAUDE.md
+        # still in place) go to the other hosts only: the model must not read them twice.
+        self.native: tuple[tuple[str, ...], str] = (
+            tuple(self.runtime.get("loads_natively") or ()), workspace.location)
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
@@ -224,7 +237,7 @@ class HookCall:
             slots = self.path_slots()
         else:
             return None
-        return _routed(self.index, slots)
+        return _routed(self.index, slots, self.native)
 
     def _deliver(self, document: dict[str, Any], now: float,
                  routed: list[delta.Routed] | None) -> delta.Answer:
@@ -260,7 +273,7 @@ class HookCall:
             parent = document["entries"].get(parent_key) or {}
             slots = list(self.index.data["always"])
             slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
-            routed = _routed(self.index, slots)
+            routed = _routed(self.index, slots, self.native)
         elif routed is None:
             return delta.EMPTY
         if event.kind == "prompt" and entry.get("start_done") and not pending:
@@ -330,11 +343,11 @@ class HookCall:
         if event.kind == "prompt":
             slots = self.route(event.prompt, [], include_always=False)
             if slots:
-                entry["last_routed"] = [r.key for r in _routed(self.index, slots)]
+                entry["last_routed"] = [r.key for r in _routed(self.index, slots, self.native)]
         refill = event.kind == "reset" or event.resets
         slots = list(self.index.data["always"])
         slots += [s for s in self.slots_for_keys(entry.get("last_routed") or []) if s not in slots]
-        routed = _routed(self.index, slots)
+        routed = _routed(self.index, slots, self.native)
         keys = sorted(r.key for r in routed)
         token = delta.slot_token(keys, self.unit, self.limit, self.proof)
         if token == held and not refill:

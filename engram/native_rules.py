@@ -3,7 +3,8 @@
 Claude loads a rule file with `paths:` frontmatter by itself when it reads a matching file, so
 the body reaches the model without a hook; InstructionsLoaded then only records that it did.
 The hook runtime calls `sync_rules` at SessionStart so no stale rule outlives a card change,
-which is why this module imports nothing beyond the standard library and engram.fileio.
+which is why this module imports nothing beyond the standard library, engram.fileio and (to
+leave out the cards Claude loads from its own files) engram.hosts and engram.native_loads.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Iterable
+from typing import TYPE_CHECKING, Callable, Final, Iterable
 
 from engram.fileio import atomic_write_text
 
@@ -81,6 +82,17 @@ def stays_inside(rules_dir: "str | os.PathLike[str]", root: "str | os.PathLike[s
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+def _claude_loads(root: "str | os.PathLike[str] | None") -> "Callable[[Card], str] | None":
+    """Which cards Claude Code loads by itself in the workspace `root` (None without one)."""
+    if root is None:
+        return None
+    from engram import hosts, native_loads
+
+    patterns = native_loads.patterns_of(hosts.load_host("claude"))
+    location = os.path.realpath(root)
+    return lambda card: native_loads.native_file(patterns, location, card.path, card.provenance)
+
+
 def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
                root: "str | os.PathLike[str] | None" = None, follow: bool = False) -> list[Path]:
     """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
@@ -92,11 +104,15 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
     if root is not None and not follow and not stays_inside(rules_dir, root):
         return []
 
+    native = _claude_loads(root)
     wanted: dict[str, str] = {}
     for card in cards:
         # Claude loads a rule file by itself, so a card holding a secret must never become
-        # one (the hook never injects it either; lint and doctor report it).
+        # one (the hook never injects it either; lint and doctor report it). Nor a card Claude
+        # already loads from its own file (.claude/rules/x.md, an imported CLAUDE.md): a copy
+        # under .claude/rules/engram/ would be the same rule twice.
         if card.applies_to and is_safe_id(card.id) and not secrets.name_kind(card.id) and \
+                not (native and native(card)) and \
                 not secrets.has_secrets(secrets.card_text(card)):
             wanted.setdefault(f"{card.id}.md", render_rule(card))
     changed: list[Path] = []

@@ -1,0 +1,128 @@
+"""Which cards a host already loads by itself, so its hook never sends them a second time.
+
+A host reads some files of the workspace on its own: Claude Code its CLAUDE.md and
+`.claude/rules/**/*.md`, Cursor `.cursor/rules/**/*.mdc`, Codex and OpenCode AGENTS.md, Gemini
+GEMINI.md. When such a file is also a memory card (a rule folder listed under `roots`), or a
+card was imported from it and the file still holds the original (not `engram import
+--replace`'s pointer), the model of that host would read the rule twice. Such a card is left to
+the host and routed to the others only.
+
+The globs live in each host's definition (`runtime.loads_natively`, relative to the workspace;
+an entry starting with `!` takes files back out). Hot path: `re` and `engram.globs` only, the
+globs compiled once per process, the source files' state checked by one stat (and a small read
+only for a file short enough to be a pointer)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Mapping
+
+# What `engram import --replace` leaves in place of the file: short, naming the memory folder.
+POINTER_MAX_BYTES: Final = 1000
+POINTER_MARK: Final = ".agents/.engram"
+
+_compiled: dict[tuple[str, ...], tuple[Any, Any]] = {}
+
+
+def _matchers(patterns: tuple[str, ...]) -> tuple[Any, Any]:
+    """(include regex, exclude regex or None) for a host's globs, compiled once."""
+    found = _compiled.get(patterns)
+    if found is None:
+        from engram import globs  # only for a host whose cards routed: a few regexes
+
+        include = [globs.translate(p) for p in patterns if not p.startswith("!")]
+        exclude = [globs.translate(p[1:]) for p in patterns if p.startswith("!")]
+        found = (re.compile("|".join(include)) if include else None,
+                 re.compile("|".join(exclude)) if exclude else None)
+        _compiled[patterns] = found
+    return found
+
+
+def patterns_of(host_def: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple((host_def.get("runtime") or {}).get("loads_natively") or ())
+
+
+def matches(patterns: tuple[str, ...], relative: str) -> bool:
+    """Whether the host loads this workspace-relative path itself."""
+    if not patterns or not relative or relative.startswith("../"):
+        return False
+    include, exclude = _matchers(patterns)
+    return include is not None and include.match(relative) is not None and \
+        (exclude is None or exclude.match(relative) is None)
+
+
+def is_pointer(path: str) -> bool:
+    """Whether the file is the short pointer `engram import --replace` wrote over it."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(POINTER_MAX_BYTES)
+    except OSError:
+        return False
+    return len(head) < POINTER_MAX_BYTES and POINTER_MARK in head.decode("utf-8", "replace")
+
+
+def _still_loaded(full: str) -> bool:
+    """An imported source the host still reads whole: a regular file, not the pointer."""
+    try:
+        if not os.path.isfile(full):
+            return False
+        if os.stat(full).st_size >= POINTER_MAX_BYTES:
+            return True
+    except OSError:
+        return False
+    return not is_pointer(full)
+
+
+def derived_sources(provenance: Any) -> list[str]:
+    """The workspace-relative files a card's `derived_from` names (`CLAUDE.md#testing`)."""
+    value = None
+    for pair in provenance or ():
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] == "derived_from":
+            value = pair[1]
+    values = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in values:
+        if isinstance(item, str) and item.strip():
+            source = item.split("#", 1)[0].strip().replace("\\", "/")
+            if source and not source.startswith("/") and "://" not in source:
+                out.append(os.path.normpath(source).replace("\\", "/"))
+    return out
+
+
+def relative_to(location: str, path: str) -> str:
+    location = location.rstrip("/\\")
+    if path.startswith(location + os.sep) or path.startswith(location + "/"):
+        return path[len(location) + 1:].replace("\\", "/")
+    return "../"
+
+
+def native_file(patterns: tuple[str, ...], location: str, path: str, provenance: Any) -> str:
+    """The workspace file through which the host already loads this card ('' when none): the
+    card's own file, or the file it was imported from while that still holds the original."""
+    if not patterns:
+        return ""
+    own = relative_to(location, path)
+    if matches(patterns, own):
+        return own
+    for source in derived_sources(provenance):
+        if matches(patterns, source) and _still_loaded(os.path.join(location, source)):
+            return source
+    return ""
+
+
+def loaded_by(host_defs: Mapping[str, Mapping[str, Any]], location: str, path: str,
+              provenance: Any) -> list[tuple[str, str]]:
+    """(host display name, file) for every supported host that loads this card itself."""
+    out = []
+    for name in sorted(host_defs):
+        definition = host_defs[name]
+        if not definition.get("supported"):
+            continue
+        found = native_file(patterns_of(definition), location, path, provenance)
+        if found:
+            out.append((str(definition.get("display_name") or name), found))
+    return out

@@ -1,0 +1,199 @@
+"""A host's hook never sends a card the host loads by itself (its rule folders, an imported
+CLAUDE.md or AGENTS.md still in place); the other hosts still get it. Through the hook entry,
+with real files in temp dirs and real payloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hookkit import already, call, context, make_workspace, payload, sent_ids
+
+from engram import hosts, native_loads
+
+OVERVIEW = "---\nid: overview\ntitle: Overview\nalways: true\n---\nThe payments service.\n"
+# `.claude/rules/style.md`: no `paths:`, so Claude loads it at launch.
+CLAUDE_STYLE = "# Style\n\nUse black formatting and type hints everywhere in the payments code.\n"
+# `.claude/rules/db/migrations.md`: `paths:`, so Claude loads it when a migration is read.
+CLAUDE_MIGRATIONS = ("---\npaths: [\"db/migrations/**\"]\n---\n# Migrations\n\n"
+                     "Write reversible migrations only.\n")
+CURSOR_API = ("---\ndescription: HTTP API handlers\nglobs: src/api/**\nalwaysApply: false\n---\n"
+              "API handlers return problem+json errors.\n")
+CURSOR_CORE = "---\ndescription: Core\nalwaysApply: true\n---\nPrefer small pull requests.\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = make_workspace(tmp_path / "proj", cards={"overview": OVERVIEW},
+                          config={"roots": [".claude/rules", ".cursor/rules"]})
+    (root / ".claude" / "rules" / "db").mkdir(parents=True)
+    (root / ".claude" / "rules" / "style.md").write_text(CLAUDE_STYLE, encoding="utf-8")
+    (root / ".claude" / "rules" / "db" / "migrations.md").write_text(CLAUDE_MIGRATIONS,
+                                                                     encoding="utf-8")
+    (root / ".cursor" / "rules").mkdir(parents=True)
+    (root / ".cursor" / "rules" / "api.mdc").write_text(CURSOR_API, encoding="utf-8")
+    (root / ".cursor" / "rules" / "core.mdc").write_text(CURSOR_CORE, encoding="utf-8")
+    return root
+
+
+def start(host: str, ws: Path, session: str = "s1") -> str:
+    client = {"claude": "claude", "codex": "codex"}[host]
+    return context(call(host, payload(client, "SessionStart.json", ws, session_id=session)))
+
+
+def prompt(host: str, ws: Path, text: str, session: str = "s1") -> str:
+    client = {"claude": "claude", "codex": "codex"}[host]
+    return context(call(host, payload(client, "UserPromptSubmit.json", ws, prompt=text,
+                                      session_id=session)))
+
+
+def cursor_start(ws: Path) -> str:
+    document = {"hook_event_name": "sessionStart", "session_id": "c-1", "conversation_id": "c-1",
+                "generation_id": "g", "is_background_agent": False, "composer_mode": "agent",
+                "cursor_version": "1.7.0", "workspace_roots": [str(ws)]}
+    answer = call("cursor", document)
+    return (json.loads(answer) if answer.strip() else {}).get("additional_context", "")
+
+
+def test_claude_never_gets_its_own_rule_files_codex_does(ws: Path) -> None:
+    """`.claude/rules/style.md` (no paths: loaded at launch) is always-on for engram: Claude's
+    session start leaves it out, Codex's carries it."""
+    claude = start("claude", ws)
+    assert sorted(sent_ids(claude)) == ["core", "overview"]
+    assert "black formatting" not in claude
+    codex = start("codex", ws, session="s2")
+    assert sorted(sent_ids(codex)) == ["core", "overview", "style"]
+    assert "black formatting" in codex
+
+
+def test_a_claude_path_rule_is_neither_sent_nor_listed_to_claude(ws: Path) -> None:
+    """`.claude/rules/db/migrations.md` with `paths:`: a prompt naming migrations routes it;
+    Claude loads it when a migration is read, so its hook neither sends it nor lists it as
+    already loaded, nor counts it in the proof. Codex gets it, once."""
+    start("claude", ws)
+    first = prompt("claude", ws, "write the db migrations for the new table")
+    again = prompt("claude", ws, "write the db migrations for the new table")
+    assert "reversible" not in first and "migrations" not in sent_ids(first)
+    assert "migrations" not in already(again)
+    start("codex", ws, session="s2")
+    codex = prompt("codex", ws, "write the db migrations for the new table", session="s2")
+    assert "migrations" in sent_ids(codex) and "reversible" in codex
+    assert "migrations" in already(prompt("codex", ws, "write the db migrations for the new table",
+                                          session="s2"))
+
+
+def test_proof_does_not_count_a_native_card_as_routed(ws: Path) -> None:
+    config = ws / ".agents" / "engram.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "proof": "on"}))
+    start("claude", ws)
+    text = prompt("claude", ws, "write the db migrations for the new table")
+    assert "migrations" not in text
+    start("codex", ws, session="s2")
+    assert "migrations" in prompt("codex", ws, "write the db migrations for the new table",
+                                  session="s2")
+
+
+def test_claude_path_trigger_leaves_its_own_path_rule_to_claude(ws: Path) -> None:
+    """Reading a migration (PostToolUse, hook mode): the card is Claude's own rule file."""
+    start("claude", ws)
+    read = payload("claude", "PostToolUse.json", ws, tool_name="Read",
+                   tool_input={"file_path": str(ws / "db/migrations/001.sql")},
+                   tool_response={"type": "text"})
+    assert "reversible" not in context(call("claude", read))
+
+
+def test_cursor_rules_reach_claude_but_not_cursor(ws: Path) -> None:
+    """`.cursor/rules/*.mdc` are Cursor's: Claude gets them (the always-on one at session start,
+    the API one when a prompt routes it); Cursor's session start leaves its own rule out but
+    carries the always-on Claude rule, which Cursor does not read."""
+    assert "small pull requests" in start("claude", ws)
+    text = prompt("claude", ws, "fix the api handlers error response")
+    assert "api" in sent_ids(text) and "problem+json" in text
+    cursor = cursor_start(ws)
+    assert "small pull requests" not in cursor
+    assert "black formatting" in cursor and "payments service" in cursor
+
+
+IMPORTED = """---
+id: testing
+title: "Testing"
+card: "Run the suite with make test."
+tags: ["testing"]
+derived_from: "CLAUDE.md#testing"
+---
+Run the whole suite with `make test` before pushing.
+"""
+
+
+@pytest.fixture
+def imported(tmp_path: Path) -> Path:
+    root = make_workspace(tmp_path / "imp", cards={"overview": OVERVIEW})
+    folder = root / ".agents" / ".engram" / "claude"
+    folder.mkdir()
+    (folder / "testing.md").write_text(IMPORTED, encoding="utf-8")
+    (root / "CLAUDE.md").write_text("# Project\n\n## Testing\n\nRun the whole suite with "
+                                    "`make test` before pushing.\n" + "More text.\n" * 120,
+                                    encoding="utf-8")
+    return root
+
+
+def test_cards_imported_from_a_claude_md_still_in_place_are_not_sent_to_claude(imported: Path) -> None:
+    start("claude", imported)
+    assert "make test" not in prompt("claude", imported, "how do I run the testing suite")
+    start("codex", imported, session="s2")
+    assert "make test" in prompt("codex", imported, "how do I run the testing suite", session="s2")
+
+
+def test_after_import_replace_claude_gets_the_cards(imported: Path) -> None:
+    """`engram import --replace` swapped CLAUDE.md for a pointer: Claude no longer loads the
+    rules itself, so its hook routes them."""
+    (imported / "CLAUDE.md").write_text(
+        "# Agent instructions\n\nThis project's instructions live as memory cards in "
+        "`.agents/.engram/claude/`.\n", encoding="utf-8")
+    start("claude", imported)
+    assert "make test" in prompt("claude", imported, "how do I run the testing suite")
+
+
+def test_after_the_source_is_deleted_claude_gets_the_cards(imported: Path) -> None:
+    (imported / "CLAUDE.md").unlink()
+    start("claude", imported)
+    assert "make test" in prompt("claude", imported, "how do I run the testing suite")
+
+
+def test_engram_generated_rules_are_not_claude_native() -> None:
+    patterns = native_loads.patterns_of(hosts.load_host("claude"))
+    assert native_loads.matches(patterns, ".claude/rules/x.md")
+    assert native_loads.matches(patterns, ".claude/rules/a/b/x.md")
+    assert native_loads.matches(patterns, "CLAUDE.md")
+    assert native_loads.matches(patterns, "pkg/CLAUDE.md")
+    assert not native_loads.matches(patterns, ".claude/rules/engram/x.md")
+    assert not native_loads.matches(patterns, "AGENTS.md")
+    assert not native_loads.matches(patterns, ".cursor/rules/x.mdc")
+    assert not native_loads.matches(patterns, "../CLAUDE.md")
+
+
+@pytest.mark.parametrize("host,path,loaded", [
+    ("codex", "AGENTS.md", True), ("codex", "sub/AGENTS.md", True), ("codex", "CLAUDE.md", False),
+    ("gemini", "GEMINI.md", True), ("gemini", "AGENTS.md", False),
+    ("cursor", ".cursor/rules/a.mdc", True), ("cursor", ".cursorrules", True),
+    ("cursor", ".claude/rules/a.md", False),
+    ("opencode", "AGENTS.md", True), ("windsurf", ".windsurf/rules/a.md", True),
+])
+def test_host_definitions_name_what_each_host_loads(host: str, path: str, loaded: bool) -> None:
+    assert native_loads.matches(native_loads.patterns_of(hosts.load_host(host)), path) is loaded
+
+
+def test_native_rule_sync_leaves_out_claudes_own_rule_files(ws: Path) -> None:
+    """Native mode writes `.claude/rules/engram/<id>.md` for scoped cards; a card that is
+    already Claude's rule file must not get a second copy there."""
+    from engram import native_rules, workspace
+    from engram.store import load_cards
+
+    cards, _ = load_cards(workspace.load(ws))
+    scoped = [c for c in cards if c.applies_to]
+    assert {c.id for c in scoped} >= {"migrations", "api"}
+    folder = ws / ".claude" / "rules" / "engram"
+    native_rules.sync_rules(folder, scoped, root=str(ws))
+    written = sorted(p.stem for p in folder.glob("*.md"))
+    assert written == ["api"]
