@@ -126,3 +126,23 @@ def loaded_by(host_defs: Mapping[str, Mapping[str, Any]], location: str, path: s
         if found:
             out.append((str(definition.get("display_name") or name), found))
     return out
+
+
+def note(host_defs: Mapping[str, Mapping[str, Any]], location: str, path: str,
+         provenance: Any) -> str:
+    """'loaded by Claude Code itself (.claude/rules/x.md)' for the reports ('' when no host
+    loads the card by itself)."""
+    found = loaded_by(host_defs, location, path, provenance)
+    if not found:
+        return ""
+    names = sorted({name for name, _ in found})
+    files = sorted({file for _, file in found})
+    return f"loaded by {' and '.join(names)} itself ({', '.join(files)})"
+
+
+def for_workspace(location: str, path: str, provenance: Any) -> str:
+    """`note` for every host definition, paths made real (the CLI's reports, not the hook)."""
+    from engram import host_registry
+
+    return note(host_registry.all_definitions(), os.path.realpath(location), os.path.realpath(path),
+                provenance)

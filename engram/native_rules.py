@@ -4,7 +4,7 @@ Claude loads a rule file with `paths:` frontmatter by itself when it reads a mat
 the body reaches the model without a hook; InstructionsLoaded then only records that it did.
 The hook runtime calls `sync_rules` at SessionStart so no stale rule outlives a card change,
 which is why this module imports nothing beyond the standard library, engram.fileio and (to
-leave out the cards Claude loads from its own files) engram.hosts and engram.native_loads.
+leave out the cards Claude loads from its own files) engram.host_registry and engram.native_loads.
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def _claude_loads(root: "str | os.PathLike[str] | None") -> "Callable[[Card], st
     """Which cards Claude Code loads by itself in the workspace `root` (None without one)."""
     if root is None:
         return None
-    from engram import hosts, native_loads
+    from engram import host_registry, native_loads
 
-    patterns = native_loads.patterns_of(hosts.load_host("claude"))
+    patterns = native_loads.patterns_of(host_registry.load_host("claude"))
     location = os.path.realpath(root)
     return lambda card: native_loads.native_file(patterns, location, card.path, card.provenance)
 

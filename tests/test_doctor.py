@@ -36,7 +36,7 @@ def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture
                            "warnings"}
     assert report["version"] == 1
     assert set(report["workspace"]) == {"root", "memory_roots", "read", "proof", "path_rules",
-                                        "warnings"}
+                                        "warnings", "loaded_natively"}
     assert set(report["lint"]) >= {"available", "errors", "warnings"}
     claude = host(report, "claude")
     assert set(claude) == {"host", "display_name", "supported", "reason", "configured", "observed"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hookkit import already, call, context, make_workspace, payload, sent_ids
 
-from engram import hosts, native_loads
+from engram import host_registry as hosts, native_loads
 
 OVERVIEW = "---\nid: overview\ntitle: Overview\nalways: true\n---\nThe payments service.\n"
 # `.claude/rules/style.md`: no `paths:`, so Claude loads it at launch.
@@ -197,3 +197,59 @@ def test_native_rule_sync_leaves_out_claudes_own_rule_files(ws: Path) -> None:
     native_rules.sync_rules(folder, scoped, root=str(ws))
     written = sorted(p.stem for p in folder.glob("*.md"))
     assert written == ["api"]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    from engram.cli import run
+
+    capsys.readouterr()
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def test_route_explain_and_why_not_say_which_host_loads_a_card_itself(
+        ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = cli(capsys, "route", "write the db migrations for the new table", "--explain",
+                    "--cwd", str(ws))
+    assert code == 0
+    assert "loaded by Claude Code itself (.claude/rules/db/migrations.md): not injected into " \
+        "it, only into the other hosts" in out
+    code, out = cli(capsys, "route", "write the db migrations", "--why-not", "migrations",
+                    "--cwd", str(ws))
+    assert code == 0 and "loaded by Claude Code itself" in out
+    code, out = cli(capsys, "route", "fix the api handlers", "--why-not", "api", "--cwd", str(ws))
+    assert "loaded by Cursor itself (.cursor/rules/api.mdc)" in out
+    code, out = cli(capsys, "route", "fix the api handlers", "--why-not", "overview",
+                    "--cwd", str(ws))
+    assert "itself" not in out
+
+
+def test_doctor_lists_the_cards_a_host_loads_itself(ws: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = cli(capsys, "doctor", "--json", "--cwd", str(ws))
+    native = {i["id"]: i["note"] for i in json.loads(out)["workspace"]["loaded_natively"]}
+    assert set(native) == {"style", "migrations", "api", "core"}
+    assert native["style"] == "loaded by Claude Code itself (.claude/rules/style.md)"
+    _code, out = cli(capsys, "doctor", "--cwd", str(ws))
+    assert "card api: loaded by Cursor itself (.cursor/rules/api.mdc); routed to the other " \
+        "hosts only" in out
+
+
+def test_doctor_names_an_imported_file_still_in_place(imported: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out = cli(capsys, "doctor", "--cwd", str(imported))
+    assert "card testing: loaded by Claude Code itself (CLAUDE.md)" in out
+
+
+def test_init_says_rule_folders_go_to_the_other_hosts(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".claude" / "rules").mkdir(parents=True)
+    (root / ".claude" / "rules" / "style.md").write_text(CLAUDE_STYLE, encoding="utf-8")
+    (root / "CLAUDE.md").write_text("# P\n\n## A\n\nx\n\n## B\n\ny\n", encoding="utf-8")
+    code, out = cli(capsys, "init", "--no-input", "--cwd", str(root))
+    assert code == 0
+    assert "routed to the OTHER hosts" in out and "Claude Code .claude/rules/" in out
+    assert "--replace` swaps it for a pointer, and then its own host gets the sections" in out

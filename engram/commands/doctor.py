@@ -10,6 +10,8 @@ from engram import config, host_registry, output, workspace
 from engram.installer import health
 from engram.installer.ops import command_setting, display, project_root
 
+NATIVE_SHOWN = 10
+
 
 def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
     if ws is None:
@@ -29,6 +31,26 @@ def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
             "secrets": [{"path": shown.path, "line": shown.line, "message": shown.message}
                         for shown in (p.redacted() for p in problems
                                       if getattr(p, "code", "") == "secret")]}
+
+
+def _native(ws: workspace.Workspace | None) -> list[dict[str, Any]]:
+    """Cards a host loads by itself (its rule folders, an imported file still in place): that
+    host's hook leaves them out, the others route them."""
+    if ws is None or not ws.roots:
+        return []
+    from engram import native_loads
+    from engram.store import load_cards
+
+    try:
+        cards, _problems = load_cards(ws)
+    except Exception:  # noqa: BLE001 - a store problem is lint's to report, not this list's
+        return []
+    out = []
+    for card in cards:
+        note = native_loads.for_workspace(str(ws.root), card.path, card.provenance)
+        if note:
+            out.append({"id": card.id, "path": card.path, "note": note})
+    return out
 
 
 def collect(cwd: Path) -> dict[str, Any]:
@@ -70,6 +92,7 @@ def collect(cwd: Path) -> dict[str, Any]:
             "proof": settings.get("proof", "off"),
             "path_rules": rules,
             "warnings": list(ws.warnings) if ws else [],
+            "loaded_natively": _native(ws),
         },
         "lint": _lint(ws),
         "hosts": rows,
@@ -123,6 +146,12 @@ def run(as_json: bool = False, cwd: Path | None = None) -> int:
     output.line(f"  read: {ws['read']}   proof: {ws['proof']}   path rules: {ws['path_rules']}")
     for warning in ws["warnings"]:
         output.line(f"  warning: {warning}")
+    native = ws["loaded_natively"]
+    for item in native[:NATIVE_SHOWN]:
+        output.line(f"  card {item['id']}: {item['note']}; routed to the other hosts only")
+    if len(native) > NATIVE_SHOWN:
+        output.line(f"  ... and {len(native) - NATIVE_SHOWN} more cards loaded by a host itself "
+                    "(doctor --json lists them)")
     lint = report["lint"]
     output.line(f"lint: {lint['errors']} errors, {lint['warnings']} warnings" if lint["available"]
                else f"lint: {lint['reason']}")

@@ -19,6 +19,9 @@ RULE_FOLDERS: tuple[tuple[str, str], ...] = (
     (".github/instructions", "Copilot instructions"),
     (".continue/rules", "Continue rules"),
 )
+# The host that reads each folder by itself; its own hook leaves those cards out.
+FOLDER_HOST: dict[str, str] = {".cursor/rules": "Cursor", ".claude/rules": "Claude Code",
+                               ".github/instructions": "Copilot", ".continue/rules": "Continue"}
 # Files a host loads whole at every session start: candidates for `engram import`.
 MONOLITHIC: tuple[str, ...] = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
                                ".github/copilot-instructions.md", ".windsurfrules")
@@ -118,6 +121,12 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             f"{paths.WORKSPACE_CONFIG_NAME}\n")
     if added:
         settings_store.set_value(config_file, "workspace", "roots", current + added)
+    routed_folders = [r for r, _ in RULE_FOLDERS if r in added or r in current or r + "/" in current]
+    if routed_folders:
+        owners = ", ".join(f"{FOLDER_HOST[r]} {r}/" for r in routed_folders)
+        out(f"  note     rule folders are routed to the OTHER hosts: each host still loads its "
+            f"own ({owners}) and engram never injects those cards into it, so no rule reaches "
+            "a model twice\n")
 
     interactive = not yes and not no_input and sys.stdin.isatty()
     to_import = []
@@ -139,6 +148,10 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             continue
         out(f"  FOUND    {relative} ({size:,} bytes, loaded whole by its host every session)\n")
         to_import.append(relative)
+    if to_import:
+        out("  note     `engram import FILE` routes a file's sections to the other hosts while "
+            "its own host keeps loading it whole; `engram import FILE --replace` swaps it for a "
+            "pointer, and then its own host gets the sections routed too\n")
 
     hosts = [name for name, signs in HOST_SIGNS if any((root / s).exists() for s in signs)]
     linked = _linked(root)

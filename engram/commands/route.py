@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engram import index as index_module
-from engram import output, router
+from engram import native_loads, output, router
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 from engram.query import route_request
@@ -79,6 +79,9 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
                     "on top of the limit")
                 extra += ", not counted in the limit"
             lines.append(f"{rank:>2}. {card.id}  {card.title}  ({shown}{extra})")
+            native = native_loads.for_workspace(str(root), card.path, card.provenance)
+            if native and explain:
+                lines.append(f"      {native}: not injected into it, only into the other hosts")
             if explain:
                 lines.extend(_explain_lines(index, result, selection))
     beyond = result.beyond_limit
@@ -139,6 +142,13 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
 
         sentences = why_not_module.explain(compiled, result, prompt or "", list(paths), why_not,
                                            effective_limit)
+        slot = compiled.slot_of(why_not)
+        if slot is not None:
+            card = compiled.card(slot)
+            native = native_loads.for_workspace(str(root), card.path, card.provenance)
+            if native:
+                sentences.append(f"It is {native}: that host's hook never injects it (the host "
+                                 "already has it); the other hosts get it from engram.")
         if as_json:
             output.emit_json("route", {"id": why_not, "selected": why_not in result.ids,
                                        "explanation": sentences})
