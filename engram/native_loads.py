@@ -17,13 +17,15 @@ from __future__ import annotations
 import os
 import re
 
+from engram import paths
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final, Mapping
 
 # What `engram import --replace` leaves in place of the file: short, naming the memory folder.
 POINTER_MAX_BYTES: Final = 1000
-POINTER_MARK: Final = ".agents/.engram"
+POINTER_MARK: Final = paths.MEMORY_DIR_NAME
 
 _compiled: dict[tuple[str, ...], tuple[Any, Any]] = {}
 
