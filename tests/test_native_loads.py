@@ -253,3 +253,22 @@ def test_init_says_rule_folders_go_to_the_other_hosts(tmp_path: Path,
     assert code == 0
     assert "routed to the OTHER hosts" in out and "Claude Code .claude/rules/" in out
     assert "--replace` swaps it for a pointer, and then its own host gets the sections" in out
+
+
+def test_cards_imported_from_agents_md_skip_codex_and_opencode_not_claude(tmp_path: Path) -> None:
+    """AGENTS.md is Codex's and OpenCode's own file (single-slot OpenCode too); Claude Code
+    does not read it, so its cards reach Claude through engram."""
+    root = make_workspace(tmp_path / "agents", cards={"overview": OVERVIEW})
+    folder = root / ".agents" / ".engram" / "agents"
+    folder.mkdir()
+    (folder / "testing.md").write_text(IMPORTED.replace("CLAUDE.md#", "AGENTS.md#"),
+                                       encoding="utf-8")
+    (root / "AGENTS.md").write_text("## Testing\n\nRun `make test`.\n" + "More.\n" * 200,
+                                    encoding="utf-8")
+    start("codex", root)
+    assert "make test" not in prompt("codex", root, "how do I run the testing suite")
+    start("claude", root, session="s2")
+    assert "make test" in prompt("claude", root, "how do I run the testing suite", session="s2")
+    slot = json.loads(call("opencode", {"event": "chat.message", "sessionID": "oc-1",
+                                        "cwd": str(root), "prompt": "how do I run the testing suite"}))
+    assert "payments service" in slot["text"] and "make test" not in slot["text"]
