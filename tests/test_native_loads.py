@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hookkit import already, call, context, make_workspace, payload, sent_ids
 
-from engram import host_registry as hosts, native_loads
+from engram import host_registry as hosts
+from engram import native_loads
 
 OVERVIEW = "---\nid: overview\ntitle: Overview\nalways: true\n---\nThe payments service.\n"
 # `.claude/rules/style.md`: no `paths:`, so Claude loads it at launch.
@@ -188,7 +189,7 @@ def test_native_rule_sync_leaves_out_claudes_own_rule_files(ws: Path) -> None:
     """Native mode writes `.claude/rules/engram/<id>.md` for scoped cards; a card that is
     already Claude's rule file must not get a second copy there."""
     from engram import native_rules, workspace
-    from engram.store import load_cards
+    from engram.index import load_cards
 
     cards, _ = load_cards(workspace.load(ws))
     scoped = [c for c in cards if c.applies_to]

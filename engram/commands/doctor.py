@@ -39,7 +39,7 @@ def _native(ws: workspace.Workspace | None) -> list[dict[str, Any]]:
     if ws is None or not ws.roots:
         return []
     from engram import native_loads
-    from engram.store import load_cards
+    from engram.index import load_cards
 
     try:
         cards, _problems = load_cards(ws)
