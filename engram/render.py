@@ -21,15 +21,16 @@ PROOF_PREFIX: Final = "Engram proof: "
 _BREAKS: Final = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # Host wrapper tags: a body holding `</hook_context>` would close Gemini's wrapper and read as
 # the user's own words; `<system-reminder>` would pose as the host. Shown, but inert.
-_WRAPPER_TAG: Final = re.compile(
+# The two patterns below are compiled on first use (re caches them): ~1 ms of import a
+# hook without a body holding `<` or non-ASCII text never needs.
+_WRAPPER_TAG: Final = (
     r"<(\s{0,3}/?\s{0,3}(?:system(?:[-_ ]?(?:reminder|prompt|message|instructions?))?|hook[-_]context"
     r"|user[-_]prompt[-_]submit[-_]hook|command[-_](?:name|message|args)|local[-_]command[-_]std(?:out|err)"
     r"|function[-_]results?|function[-_]calls|\|?im[-_](?:start|end|sep)\|?|developer[-_]?(?:message|instructions)?"
-    r"|antml:[a-z_]{1,40})(?=[\s/>|])[^<>\n]{0,200})>",
-    re.IGNORECASE)
-_INVISIBLE: Final = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f"
-                               "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f"
-                               "\ufeff\uffa0\U000e0000-\U000e01ef]")
+    r"|antml:[a-z_]{1,40})(?=[\s/>|])[^<>\n]{0,200})>")
+_INVISIBLE: Final = ("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f"
+                 "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f"
+                 "\ufeff\uffa0\U000e0000-\U000e01ef]")
 # Letters that look Latin but are not (NFKC keeps them apart): Cyrillic and Greek.
 _LOOKALIKES: Final = str.maketrans("аеорсухкмтнвіјѕԁԛԝɡοαερνκτιυ", "aeopcyxkmthbijsdqwgoaepvktiu")
 _GUARDED: Final = ("already loaded:", "engram proof:")
@@ -42,7 +43,7 @@ def _skeleton(line: str) -> str:
     if not line.isascii():
         import unicodedata
 
-        line = unicodedata.normalize("NFKC", _INVISIBLE.sub("", line)).casefold()
+        line = unicodedata.normalize("NFKC", re.sub(_INVISIBLE, "", line)).casefold()
         line = line.translate(_LOOKALIKES)
     else:
         line = line.lower()
@@ -81,7 +82,7 @@ def neutralize(text: str) -> str:
     as `‹tag›`, and lines that imitate engram's framing quoted (`> already loaded: ...`)."""
     text = _BREAKS.sub("\n", text)
     if "<" in text:
-        text = _WRAPPER_TAG.sub(lambda m: f"‹{m.group(1)}›", text)
+        text = re.compile(_WRAPPER_TAG, re.IGNORECASE).sub(lambda m: f"‹{m.group(1)}›", text)
     lines = text.split("\n")
     for index, line in enumerate(lines):
         if is_forged(line):
@@ -91,7 +92,7 @@ def neutralize(text: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return neutralize(" ".join(_INVISIBLE.sub("", text).split()) if not text.isascii()
+    return neutralize(" ".join(re.sub(_INVISIBLE, "", text).split()) if not text.isascii()
                       else " ".join(text.split()))
 
 
