@@ -82,7 +82,7 @@ def stays_inside(rules_dir: "str | os.PathLike[str]", root: "str | os.PathLike[s
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _claude_loads(root: "str | os.PathLike[str] | None") -> "Callable[[Card], str] | None":
+def claude_loads(root: "str | os.PathLike[str] | None") -> "Callable[[Card], str] | None":
     """Which cards Claude Code loads by itself in the workspace `root` (None without one)."""
     if root is None:
         return None
@@ -104,7 +104,7 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
     if root is not None and not follow and not stays_inside(rules_dir, root):
         return []
 
-    native = _claude_loads(root)
+    native = claude_loads(root)
     wanted: dict[str, str] = {}
     for card in cards:
         # Claude loads a rule file by itself, so a card holding a secret must never become

@@ -273,3 +273,16 @@ def test_cards_imported_from_agents_md_skip_codex_and_opencode_not_claude(tmp_pa
     slot = json.loads(call("opencode", {"event": "chat.message", "sessionID": "oc-1",
                                         "cwd": str(root), "prompt": "how do I run the testing suite"}))
     assert "payments service" in slot["text"] and "make test" not in slot["text"]
+
+
+def test_link_in_native_mode_writes_no_copy_of_claudes_own_rules(
+        ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engram link claude` with path_rules native writes .claude/rules/engram/ for scoped
+    cards, except the ones Claude already loads from .claude/rules/."""
+    config = ws / ".agents" / "engram.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "hooks": {"path_rules": "native"}}))
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", "/bin/sh")
+    code, out = cli(capsys, "link", "claude", "--cwd", str(ws))
+    assert code == 0, out
+    assert sorted(p.stem for p in (ws / ".claude" / "rules" / "engram").glob("*.md")) == ["api"]

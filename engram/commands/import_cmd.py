@@ -170,7 +170,9 @@ def _table(report: dict[str, Any], sample: bool) -> str:
         lines.append(f"  REPLACED {report['file']} with a pointer; the original is in "
                      f"{report['replaced']}")
     elif not report["dry_run"]:
-        lines.append(f"  {report['file']} is untouched: the host still loads it whole. Review "
-                     f"the cards, then `engram import {report['file']} --replace`.")
+        lines.append(f"  {report['file']} is untouched: the hosts that load it still load it "
+                     "whole and get none of these cards from engram (the other hosts get them "
+                     f"routed). Review the cards, then `engram import {report['file']} --replace` "
+                     "to route them to every host.")
     lines.append("  next: engram lint --strict; engram route \"a prompt\" --explain")
     return "\n".join(lines) + "\n\n"

@@ -117,7 +117,10 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
                       message="card store unavailable; the rules follow at the next session start",
                       kind="rules")
     cards, _problems = load_cards(ws)
-    count = sum(1 for c in cards if c.applies_to and native_rules.is_safe_id(c.id))
+    # Claude's own rule files (and an imported CLAUDE.md still in place) get no copy.
+    native = native_rules.claude_loads(root)
+    count = sum(1 for c in cards if c.applies_to and native_rules.is_safe_id(c.id)
+                and not (native and native(c)))
     if not count and not folder.exists():
         return None
     refused = _rules_refused(host, folder, root)
