@@ -104,16 +104,68 @@ def relative_to(location: str, path: str) -> str:
 
 def native_file(patterns: tuple[str, ...], location: str, path: str, provenance: Any) -> str:
     """The workspace file through which the host already loads this card ('' when none): the
-    card's own file, or the file it was imported from while that still holds the original."""
+    card's own file, or the file it was imported from while that still holds the original (or
+    a file of the host's beside it with the same text, e.g. AGENTS.md as a copy of CLAUDE.md)."""
     if not patterns:
         return ""
     own = relative_to(location, path)
     if matches(patterns, own):
         return own
     for source in derived_sources(provenance):
-        if matches(patterns, source) and _still_loaded(os.path.join(location, source)):
-            return source
+        if matches(patterns, source):
+            if _still_loaded(os.path.join(location, source)):
+                return source
+            continue
+        twin = _twin(patterns, location, source)
+        if twin:
+            return twin
     return ""
+
+
+def _names(patterns: tuple[str, ...]) -> list[str]:
+    """The plain file names among a host's globs (`AGENTS.md` of `**/AGENTS.md`)."""
+    out = []
+    for pattern in patterns:
+        name = pattern[3:] if pattern.startswith("**/") else pattern
+        if name and not pattern.startswith("!") and not any(c in name for c in "/*?[{"):
+            out.append(name)
+    return out
+
+
+def _twin(patterns: tuple[str, ...], location: str, source: str) -> str:
+    """A file the host loads that holds the same text as the imported `source`, beside it:
+    AGENTS.md kept as a symlink or a copy of CLAUDE.md (imported once, under CLAUDE.md)."""
+    folder = os.path.dirname(source)
+    full = os.path.join(location, source)
+    try:
+        info = os.stat(full)
+    except OSError:
+        return ""
+    for name in _names(patterns):
+        candidate = os.path.join(folder, name) if folder else name
+        other = os.path.join(location, candidate)
+        try:
+            other_info = os.stat(other)
+        except OSError:
+            continue
+        if other_info.st_size != info.st_size or not os.path.isfile(other):
+            continue
+        if os.path.samestat(info, other_info) or _same_bytes(full, other):
+            return candidate if _still_loaded(other) else ""
+    return ""
+
+
+def _same_bytes(first: str, second: str) -> bool:
+    try:
+        with open(first, "rb") as one, open(second, "rb") as two:
+            while True:
+                a, b = one.read(65536), two.read(65536)
+                if a != b:
+                    return False
+                if not a:
+                    return True
+    except OSError:
+        return False
 
 
 def loaded_by(host_defs: Mapping[str, Mapping[str, Any]], location: str, path: str,

@@ -286,3 +286,20 @@ def test_link_in_native_mode_writes_no_copy_of_claudes_own_rules(
     code, out = cli(capsys, "link", "claude", "--cwd", str(ws))
     assert code == 0, out
     assert sorted(p.stem for p in (ws / ".claude" / "rules" / "engram").glob("*.md")) == ["api"]
+
+
+@pytest.mark.parametrize("twin", ["symlink", "copy"])
+def test_agents_md_as_a_twin_of_an_imported_claude_md_keeps_codex_out(imported: Path,
+                                                                      twin: str) -> None:
+    """`engram import` imports CLAUDE.md and an identical AGENTS.md once, under CLAUDE.md.
+    Codex loads AGENTS.md, the same text: it gets none of those cards either."""
+    if twin == "symlink":
+        (imported / "AGENTS.md").symlink_to("CLAUDE.md")
+    else:
+        (imported / "AGENTS.md").write_bytes((imported / "CLAUDE.md").read_bytes())
+    start("codex", imported)
+    assert "make test" not in prompt("codex", imported, "how do I run the testing suite")
+    (imported / "AGENTS.md").unlink()
+    (imported / "AGENTS.md").write_text("# Other instructions\n", encoding="utf-8")
+    start("codex", imported, session="s2")
+    assert "make test" in prompt("codex", imported, "how do I run the testing suite", session="s2")
