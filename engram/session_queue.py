@@ -16,7 +16,7 @@ from typing import Any, Final
 from engram import fileio
 
 QUEUE_NAME: Final = "session-queue.json"
-LOCK_NAME: Final = ".session-queue.lock"
+LOCK_NAME: Final = ".session-queue.lock"  # where releases before the state-dir lock kept it
 MAX_ENTRIES: Final = 50
 LOCK_TIMEOUT: Final = 2.0  # well under the 3 s Codex / 5 s Claude SessionEnd timeouts
 FIELDS: Final = ("transcript_path", "host", "session", "at")
@@ -33,7 +33,11 @@ def queue_path(memory_dir: Path) -> Path:
 
 
 def lock_path(memory_dir: Path) -> Path:
-    return memory_dir / LOCK_NAME
+    """The queue's lock: in the state dir, keyed by the queue file, so no lock file of
+    engram's is left in the repository."""
+    from engram import paths
+
+    return Path(paths.lock_file_for(queue_path(memory_dir)))
 
 
 def symlinked(memory_dir: Path) -> list[str]:

@@ -159,3 +159,12 @@ def test_the_session_end_hook_enqueues_and_answers_empty(workspace: Path, client
     assert entry["transcript_path"] == payload["transcript_path"]
     assert entry["host"] == client and entry["session"] == payload["session_id"]
     _validate(memory_dir)
+
+
+def test_the_queue_lock_lives_in_the_state_dir(workspace: Path, tmp_path: Path) -> None:
+    memory_dir = workspace / ".agents" / ".engram"
+    session_queue.enqueue(memory_dir, transcript_path="/t/x.jsonl", host="claude", session="s",
+                          at="now")
+    assert not (memory_dir / session_queue.LOCK_NAME).exists()
+    assert session_queue.lock_path(memory_dir).is_relative_to(tmp_path / "state" / "locks")
+    assert session_queue.lock_path(memory_dir).exists()
