@@ -284,21 +284,40 @@ def _pass_assignments(text: str, start: int, end: int) -> Iterator[tuple[str, in
             yield "assigned-secret", match.start(group), match.end(group)
 
 
+# Every (literal, pattern number) of the case-sensitive shapes, flat: one comprehension of
+# substring tests picks the few patterns a text can match, instead of a loop per pattern.
+_LITERALS: Final = tuple((keyword, number) for number, (kind, keywords, _p) in enumerate(_TOKEN_PATTERNS)
+                         if kind not in _CASELESS_KEYWORDS for keyword in keywords)
+_CASELESS: Final = tuple((keyword, number) for number, (kind, keywords, _p) in enumerate(_TOKEN_PATTERNS)
+                         if kind in _CASELESS_KEYWORDS for keyword in keywords)
+_DISCORD: Final = next(n for n, entry in enumerate(_TOKEN_PATTERNS) if entry[0] == "discord-bot-token")
+
+
+def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The token patterns whose literals `text` holds, in table order (ties between equal
+    spans are broken by the order in which they are found)."""
+    numbers = {number for keyword, number in _LITERALS if keyword in text}
+    if _DISCORD in numbers and text.count(".") < 2:
+        numbers.discard(_DISCORD)  # its tokens hold two dots; a file name has one
+    lowered = text.lower()
+    numbers.update(number for keyword, number in _CASELESS if keyword in lowered)
+    return [(_TOKEN_PATTERNS[n][0], _TOKEN_PATTERNS[n][2]) for n in sorted(numbers)]
+
+
+def _might_hold(text: str) -> bool:
+    """False when `_scan(text)` finds nothing, and nothing in any part of `text` either
+    (every test here is for a literal, which a part can only hold if the whole does)."""
+    return bool(_candidates(text)) or "-----BEGIN" in text or "PuTTY-User-Key-File-" in text \
+        or "://" in text or "=" in text or ":" in text
+
+
 def _scan(text: str) -> Iterator[tuple[str, int, int]]:
     for match in _PRIVATE_KEY.finditer(text):
         yield "private-key", match.start(), match.end()
     if "PuTTY-User-Key-File-" in text:
         for match in _PUTTY_KEY.finditer(text):
             yield "private-key", match.start(), match.end()
-    lowered = ""
-    for kind, keywords, pattern in _TOKEN_PATTERNS:
-        if kind in _CASELESS_KEYWORDS:
-            lowered = lowered or text.lower()
-            haystack = lowered
-        else:
-            haystack = text
-        if not any(keyword in haystack for keyword in keywords):
-            continue
+    for kind, pattern in _candidates(text):
         for match in pattern.finditer(text):
             start, end = match.span(1) if pattern.groups else match.span()
             if not _is_generated(kind, text[start:end]):
@@ -427,6 +446,12 @@ def _name_kind(name: str) -> str | None:
     if not any(c.isdigit() or c.isupper() for c in name):
         # Generated tokens carry digits or capitals; a name of lowercase words holds none.
         return None
+    if not _might_hold(visible(name)[0]):
+        return None  # nor does any piece of it, nor the name with its separators as spaces
+    return _scan_name(name)
+
+
+def _scan_name(name: str) -> str | None:
     hits = find_secrets(name) or find_secrets(name.replace("-", " ").replace(".", " "))
     if hits:
         return hits[0].kind

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import shared_or_skip
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import sanitize, secrets
 
@@ -89,3 +91,22 @@ def test_false_positives_on_the_real_rule_corpora_are_the_known_few() -> None:
         if secrets.has_secrets(path.read_text(encoding="utf-8", errors="replace")):
             flagged.add(path.relative_to(data).as_posix())
     assert flagged <= KNOWN_HITS, sorted(flagged - KNOWN_HITS)
+
+
+_VALUES = [secret for _kind, _text, secret in corpus() if secret]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(["notes", "deploy", "v2", "api", "Key", "x", "md", "0"]),
+                          st.sampled_from(_VALUES)), min_size=1, max_size=5),
+       st.lists(st.sampled_from(["-", "_", ".", "", "\u200b"]), min_size=5, max_size=5))
+def test_name_screen_changes_no_verdict(parts: list[str], separators: list[str]) -> None:
+    """The screen that skips the piece-by-piece scan of an id or file name without a
+    secret's literal gives the verdict the full scan gives, on names glued from corpus
+    secrets, words and separators (invisible characters included)."""
+    from engram.secrets import _name_kind, _scan_name
+
+    name = "".join(part + sep for part, sep in zip(parts, separators, strict=False)) + ".md"
+    name = name[:512]
+    unscreened = _scan_name(name) if any(c.isdigit() or c.isupper() for c in name) else None
+    assert _name_kind.__wrapped__(name) == unscreened
