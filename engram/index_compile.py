@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     from engram.problems import Problem
 
 
+# A first build of at least this many card files is parsed by a child process per core.
+PARALLEL_MIN_FILES = int(os.environ.get("ENGRAM_PARALLEL_MIN_FILES", "500"))
+PARALLEL_MAX_WORKERS = 8
+
+
 class _Light:
     """What resolution and ordering read of a card: cheaper than a Card at 10,000 cards."""
 
@@ -105,6 +110,100 @@ def reparse(path: str, root: str, raw: bytes) -> tuple[Card | None, bool]:
     return card, _holds_secret(card)
 
 
+def _prepare(entry: Any, raw: bytes | None) -> tuple[Any, ...]:
+    """What the index stores of one card file from its bytes, in values marshal can carry:
+    (whether it is a card, whether it was unreadable, hash, field terms, field lengths,
+    whether it holds a secret, then the card, row, terms and problems blobs)."""
+    from engram import store
+
+    card, problems, digest = store.load_file(entry, raw)
+    problem_blob = marshal.dumps([problem_tuple(p) for p in problems])
+    if card is None:
+        # A file engram could not read is retried once it becomes readable (chmod changes no
+        # mtime), see _is_fresh.
+        unreadable = any(p.code == "unreadable" for p in problems)
+        return False, unreadable, digest, {}, [0, 0, 0, 0], False, None, None, marshal.dumps({}), \
+            problem_blob
+    terms, lengths = _field_terms(card)
+    try:
+        span = _body_span(raw.decode("utf-8").replace("\r\n", "\n"), card.body) \
+            if raw is not None else (-1, -1)
+    except UnicodeDecodeError:
+        span = (-1, -1)
+    # Serialised here, where the card was made: marshal's output depends on which objects
+    # are shared (its reference flags), and a card that crossed a process boundary shares
+    # none. The tuples are temporaries, as they always were, for the same reason.
+    row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
+    return True, False, digest, terms, lengths, _holds_secret(card), \
+        marshal.dumps(_card_tuple(card)), row, marshal.dumps(terms), problem_blob
+
+
+def _read(entry: Any) -> bytes | None:
+    """A card file's bytes, or None when it is too large or unreadable (`load_file` then
+    says which)."""
+    from engram import store
+
+    if entry.size > store.MAX_CARD_BYTES:
+        return None
+    try:
+        return read_bounded(entry.path, store.MAX_CARD_BYTES)
+    except OSError:
+        return None
+
+
+def _read_and_prepare(entry: Any) -> tuple[Any, ...]:
+    return _prepare(entry, _read(entry))
+
+
+def _prepare_parallel(found: list[Any]) -> list[tuple[Any, ...]] | None:
+    """`_read_and_prepare` of every file, spread over one forked child per extra core, or
+    None (the caller parses serially) for a small store, one core, or any failure.
+
+    Plain `fork` and a pipe per child, not a process pool: a child has a fixed share of
+    work and exits when done (or when its parent is gone and the pipe breaks), so a hook
+    killed at its host's timeout leaves no worker waiting for tasks; nothing is imported;
+    and results come back marshalled, made where they were computed (see `_prepare`)."""
+    workers = min(os.cpu_count() or 1, PARALLEL_MAX_WORKERS)
+    if workers < 2 or len(found) < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
+        return None
+    shares = [found[k::workers] for k in range(workers)]  # interleaved: similar sizes
+    children: list[tuple[int, int]] = []
+    try:
+        for share in shares[1:]:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's exit status tells the parent
+                status = 1
+                try:
+                    os.close(read_end)
+                    data = marshal.dumps([_read_and_prepare(e) for e in share])
+                    with os.fdopen(write_end, "wb") as pipe:
+                        pipe.write(data)
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(write_end)
+            children.append((pid, read_end))
+        results = [[_read_and_prepare(e) for e in shares[0]]]
+    finally:
+        received = []
+        for pid, read_end in children:
+            try:
+                with os.fdopen(read_end, "rb") as pipe:
+                    data = pipe.read()
+            except OSError:
+                data = b""
+            _pid, status = os.waitpid(pid, 0)
+            received.append(data if status == 0 else b"")
+    if len(received) != workers - 1 or not all(received):
+        return None
+    results.extend(marshal.loads(data) for data in received)
+    merged: list[tuple[Any, ...]] = [()] * len(found)
+    for k, share_results in enumerate(results):
+        merged[k::workers] = share_results
+    return merged
+
+
 def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
              scan_problems: list[Problem], meta: dict[str, Any]) -> None:
     """Bring the database up to date with `found`, inside one write transaction."""
@@ -126,27 +225,27 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
     seen: set[str] = set()
     next_slot = (db.execute("SELECT MAX(slot) FROM cards").fetchone()[0] or 0) + 1
     pending: list[tuple[Any, ...]] = []
-    for entry in found:
+    # A first build (nothing known) parses every file: a large one is spread over processes.
+    prepared = None if known else _prepare_parallel(found)
+    for position, entry in enumerate(found):
         seen.add(entry.path)
         old = known.get(entry.path)
         if old is not None and old[1] == entry.mtime_ns and old[2] == entry.size \
                 and old[3] == entry.root and not (old[4] and os.access(entry.path, os.R_OK)):
             continue
-        raw: bytes | None = None
-        if entry.size <= store.MAX_CARD_BYTES:
+        if prepared is not None:
+            is_card, unreadable, digest, terms, lengths, secret, *blobs = prepared[position]
+        else:
             # One read serves the hash, the parse and the body's offsets: two reads could see
             # two versions of a file edited meanwhile, and the offsets would not fit the hash.
-            try:
-                raw = read_bounded(entry.path, store.MAX_CARD_BYTES)
-            except OSError:
-                raw = None
+            raw = _read(entry)
             if raw is not None and old is not None and not old[4]:
                 stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
                 if stored and stored[0] == store.content_hash(raw):
                     db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
                                (entry.mtime_ns, entry.size, old[0]))
                     continue
-        card, problems, digest = store.load_file(entry, raw)
+            is_card, unreadable, digest, terms, lengths, secret, *blobs = _prepare(entry, raw)
         slot = old[0] if old is not None else next_slot
         if old is None:
             next_slot += 1
@@ -154,25 +253,11 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
             previous = db.execute("SELECT terms FROM cards WHERE slot = ?", (slot,)).fetchone()
             if previous and previous[0]:
                 removed[slot] = marshal.loads(previous[0])
-        terms, lengths = _field_terms(card) if card is not None else ({}, [0, 0, 0, 0])
-        if card is not None:
+        if is_card:
             added[slot] = terms
             added_lengths[slot] = lengths
-        # A file engram could not read is retried once it becomes readable (chmod changes no
-        # mtime), see _is_fresh.
-        unreadable = card is None and any(p.code == "unreadable" for p in problems)
-        row = None
-        if card is not None:
-            try:
-                span = _body_span(raw.decode("utf-8").replace("\r\n", "\n"), card.body) \
-                    if raw is not None else (-1, -1)
-            except UnicodeDecodeError:
-                span = (-1, -1)
-            row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
         pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
-                        marshal.dumps(_card_tuple(card)) if card is not None else None, row,
-                        marshal.dumps(terms), marshal.dumps([problem_tuple(p) for p in problems]),
-                        int(_holds_secret(card)), *lengths, postings.head_size(terms),
+                        *blobs, int(secret), *lengths, postings.head_size(terms),
                         int(unreadable)))
     db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
                    "terms, problems, secret, len0, len1, len2, len3) "

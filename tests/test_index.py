@@ -252,3 +252,50 @@ def test_row_views_name_every_stored_position() -> None:
     assert sorted(getattr(index_rows, c) for c in names.values()) == list(range(16))
     for name, constant in names.items():
         assert getattr(row, name) == stored[getattr(index_rows, constant)], name
+
+
+def _tables(ws: Path) -> dict[str, list[tuple[object, ...]]]:
+    import sqlite3
+
+    db = sqlite3.connect(index.index_path(workspace_key(ws)))
+    try:
+        names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {name: db.execute(f"SELECT * FROM {name} ORDER BY 1, 2").fetchall() for name in names}
+    finally:
+        db.close()
+
+
+def test_parallel_first_build_equals_serial_build(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A first build spread over forked children stores exactly what one process stores,
+    byte for byte, table by table: cards with problems, a secret, a broken file, CRLF,
+    non-ASCII text and an unreadable file included."""
+    from engram import index_compile
+
+    _populate(workspace)
+    mem = workspace / MEM
+    write_card(mem, "crlf.md", "---\r\ntitle: Windows lines\r\ntags: [crlf]\r\n---\r\nBody über café.\r\n")
+    write_card(mem, "broken.md", "---\ntitle: [unclosed\n---\nBody.\n")
+    write_card(mem, "leaky.md", "---\ntitle: Deploy\n---\nexport GITHUB_TOKEN=ghp_" + "aB3" * 12 + "\n")
+    write_card(mem, "dup/alpha.md", "---\nid: alpha\ntitle: Second alpha\n---\nDuplicate id.\n")
+    write_card(mem, "locked.md", "---\ntitle: Locked\n---\nNo read.\n")
+    deny_reading(monkeypatch, mem / "locked.md")
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)  # forks on a one-core CI runner too
+    builds: dict[str, dict[str, list[tuple[object, ...]]]] = {}
+    spread: list[bool] = []
+    real = index_compile._prepare_parallel
+
+    def watched(found):  # noqa: ANN001, ANN202
+        result = real(found)
+        spread.append(result is not None)
+        return result
+
+    monkeypatch.setattr(index_compile, "_prepare_parallel", watched)
+    for name, minimum in (("serial", 10**9), ("parallel", 2)):
+        monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / name))
+        monkeypatch.setattr(index_compile, "PARALLEL_MIN_FILES", minimum)
+        _load(workspace)
+        builds[name] = _tables(workspace)
+    assert spread == [False, True]
+    assert builds["parallel"] == builds["serial"]
+    assert builds["serial"]["cards"] and any(row[10] for row in builds["serial"]["cards"])
