@@ -311,8 +311,8 @@ CUT_RULE: Final = (
     "a card is selected on text when the prompt names enough of what its title, tags and "
     f"description say (at least {HEAD_RELATIVE:.0%} of the best card's match, and a minimum "
     "that rare words meet easily); words found only in a card's body select only the single "
-    f"best match; a card is dropped when a better-matching card's headline names the same "
-    "prompt words and more; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
+    "best match; a card is dropped when a better-matching card's headline names the same "
+    f"prompt words and more; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
     "share only when the prompt names nothing else); a touched file matching `applies_to` "
     "always selects its card")
 

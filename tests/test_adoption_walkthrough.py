@@ -271,3 +271,10 @@ def test_import_measures_over_the_users_own_prompts(
     report = json.loads(out)["imports"][0]
     assert report["prompts"] == 2 and "payments" in report["delivered"]
     assert not (repo / MEM / "claude").exists()
+
+
+def test_import_says_more_not_negative_less_when_a_file_is_too_small_to_gain() -> None:
+    from engram.commands.import_cmd import _saving
+
+    assert _saving(0.62) == "62% less"
+    assert _saving(-0.05).startswith("5% more")

@@ -93,6 +93,7 @@ def test_route_explain_names_every_reason(ws: Path, capsys: pytest.CaptureFixtur
     assert "why: the prompt names one of its tags" in out
     assert 'words: matched "migrations" in the title' in out
     assert "how cards are chosen:" in out
+    assert "{" not in out.split("how cards are chosen:")[1]  # no unfilled placeholder
     assert "score" not in out  # a raw score means nothing to a card author
     plain = engram(capsys, "route", "database migrations", "--cwd", str(ws))[1]
     assert "migrations" in plain and "words:" not in plain and "score" not in plain

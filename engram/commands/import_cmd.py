@@ -163,7 +163,7 @@ def _table(report: dict[str, Any], sample: bool) -> str:
         f"  today:  {source:>8,} characters of {report['file']} loaded whole at every session "
         "start",
         f"  engram: {injected:>8,} characters injected over {where} of {report['prompts']} "
-        f"prompts ({report['host']} budget): {saved:.0%} less; "
+        f"prompts ({report['host']} budget): {_saving(saved)}; "
         f"{len(report['delivered'])} of {len(cards)} cards sent",
     ]
     if report["replaced"]:
@@ -176,3 +176,10 @@ def _table(report: dict[str, Any], sample: bool) -> str:
                      "to route them to every host.")
     lines.append("  next: engram lint --strict; engram route \"a prompt\" --explain")
     return "\n".join(lines) + "\n\n"
+
+
+def _saving(saved: float) -> str:
+    """'62% less', or for a file too small to gain from routing, '5% more' (never '-5% less')."""
+    if saved >= 0:
+        return f"{saved:.0%} less"
+    return f"{-saved:.0%} more (a file this small gains little from routing)"
