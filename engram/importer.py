@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Callable, Final
 
 from engram import formats, frontmatter, globs
 
@@ -31,6 +31,10 @@ _STOPWORDS: Final = frozenset(
     "summary example examples task analysis implementation misc other overview introduction "
     "expanded comprehensive deep dive".split())
 MAX_ID_CHARS: Final = 48
+# `backend/migrations/`, `src/**/*.ts`, `docs/api.md`: a path or glob a section names in code
+# quotes. Only relative, space-free, slash-holding tokens; URLs and options are not paths.
+_QUOTED_PATH: Final = re.compile(r"`(\.?[\w*{][\w.*{},\-/]*/[\w.*{},\-/]*)`")
+MAX_DERIVED_GLOBS: Final = 4
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,14 @@ def _body(lines: list[str]) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def plan(text: str, source: str) -> list[Planned]:
-    """The cards `text` (the file named `source`, relative) splits into, in file order."""
+def plan(text: str, source: str,
+         exists: Callable[[str], str | None] | None = None) -> list[Planned]:
+    """The cards `text` (the file named `source`, relative) splits into, in file order.
+
+    `exists(path)` says what a path a section names in code quotes is in the workspace
+    ("dir", "file" or None); with it, a section that names existing paths gets them as
+    `applies_to`, so touching those files selects the card even when the prompt does not
+    say its words."""
     text = text.replace("\r\n", "\n")
     parsed = frontmatter.parse(text)
     inherited: tuple[str, ...] = ()
@@ -163,7 +173,7 @@ def plan(text: str, source: str) -> list[Planned]:
         planned.extend(_expand(section, ()))
     if not planned and _body(lines).strip():
         planned.append(_Draft(doc_title or source, _body(lines), True, (), 1 + offset))
-    return _finish(planned, source, stem, inherited)
+    return _finish(planned, source, stem, inherited, exists)
 
 
 @dataclass
@@ -199,8 +209,34 @@ def _short(slug: str) -> str:
     return slug[:MAX_ID_CHARS].rsplit("-", 1)[0].strip("-._") or "section"
 
 
-def _finish(drafts: list[_Draft], source: str, stem: str,
-            inherited: tuple[str, ...]) -> list[Planned]:
+def named_paths(body: str, exists: Callable[[str], str | None] | None) -> tuple[str, ...]:
+    """The globs for the workspace paths a section names in code quotes: a folder as
+    `folder/**`, a file as itself, a glob when its fixed leading folder exists."""
+    if exists is None:
+        return ()
+    found: list[str] = []
+    for token in _QUOTED_PATH.findall(body):
+        token = token.removeprefix("./")
+        if token.startswith(("/", "..")) or "://" in token or "//" in token:
+            continue
+        if any(ch in token for ch in "*{"):
+            fixed = token.split("/")
+            lead = "/".join(part for part in fixed[:next(
+                i for i, part in enumerate(fixed) if any(ch in part for ch in "*{"))])
+            glob = token if lead and exists(lead) == "dir" else None
+        else:
+            kind = exists(token.rstrip("/"))
+            glob = (token.rstrip("/") + "/**" if kind == "dir"
+                    else token if kind == "file" else None)
+        if glob and glob not in found:
+            found.append(glob)
+        if len(found) == MAX_DERIVED_GLOBS:
+            break
+    return tuple(found)
+
+
+def _finish(drafts: list[_Draft], source: str, stem: str, inherited: tuple[str, ...],
+            exists: Callable[[str], str | None] | None = None) -> list[Planned]:
     used: set[str] = set()
     cards = []
     for draft in drafts:
@@ -216,7 +252,8 @@ def _finish(drafts: list[_Draft], source: str, stem: str,
         tags = tuple(t for t in [tag_for(draft.title)] if t)
         title = draft.title if not draft.parents else f"{draft.title} ({draft.parents[-1]})"
         one_line = formats.first_sentence(draft.body) or title
+        applies = () if draft.always else (inherited or named_paths(draft.body, exists))
         cards.append(Planned(card_id, title, one_line, draft.body, tags, draft.always,
-                             () if draft.always else inherited,
+                             applies,
                              f"{source}#{card_id}", draft.line))
     return cards

@@ -278,3 +278,26 @@ def test_import_says_more_not_negative_less_when_a_file_is_too_small_to_gain() -
 
     assert _saving(0.62) == "62% less"
     assert _saving(-0.05).startswith("5% more")
+
+
+def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(
+        tmp_path: Path) -> None:
+    from engram.commands.import_cmd import _path_kind
+    from engram.importer import named_paths, plan
+
+    (tmp_path / "backend" / "migrations").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "api.md").write_text("x", encoding="utf-8")
+    kind = _path_kind(tmp_path)
+    body = ("Put them in `backend/migrations/`, document them in `docs/api.md`, lint "
+            "`backend/**/*.py`; not `missing/dir/`, `../outside/x`, `https://x.org/a/b`, "
+            "`/etc/passwd` or `--flag/x`.")
+    assert named_paths(body, kind) == ("backend/migrations/**", "docs/api.md",
+                                       "backend/**/*.py")
+    assert named_paths(body, None) == ()  # pure planning without a workspace derives nothing
+    text = ("# Guide\n\nBe brief.\n\n## Migrations\nReversible only, in `backend/migrations/`.\n"
+            "\n## Style\nShort names.\n")
+    cards = {card.id: card for card in plan(text, "CLAUDE.md", kind)}
+    assert cards["migrations"].applies_to == ("backend/migrations/**",)
+    assert cards["style"].applies_to == ()
+    assert all(not card.applies_to for card in cards.values() if card.always)

@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from engram import fileio, formats, importer, output, paths, session_sim
 from engram import workspace as workspace_module
@@ -100,7 +100,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         seen[text] = relative
         stem = folder_name(relative)
         folder = memory / stem
-        cards = importer.plan(text, relative)
+        cards = importer.plan(text, relative, _path_kind(root))
         if not cards:
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
@@ -183,3 +183,16 @@ def _saving(saved: float) -> str:
     if saved >= 0:
         return f"{saved:.0%} less"
     return f"{-saved:.0%} more (a file this small gains little from routing)"
+
+
+def _path_kind(root: Path) -> Callable[[str], str | None]:
+    """What a relative path is in the workspace: "dir", "file" or None (also outside it)."""
+    resolved_root = root.resolve()
+
+    def kind(relative: str) -> str | None:
+        target = (root / relative).resolve()
+        if target != resolved_root and resolved_root not in target.parents:
+            return None
+        return "dir" if target.is_dir() else "file" if target.is_file() else None
+
+    return kind
