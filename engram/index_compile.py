@@ -62,7 +62,7 @@ def _field_terms(card: Card) -> tuple[dict[str, list[int]], list[int]]:
     """(term -> [tf in title(+id), tags, card, body], the four field lengths in terms)."""
     from collections import Counter
 
-    from engram import text
+    from engram import synonyms, text
 
     counts: dict[str, list[int]] = {}
     lengths = [0, 0, 0, 0]
@@ -77,8 +77,16 @@ def _field_terms(card: Card) -> tuple[dict[str, list[int]], list[int]]:
                 entry = counts[term] = [0, 0, 0, 0]
             entry[position] = tf
         # Head phrases: "server action" in a title is more than "server" and "action".
-        for phrase in text.phrases(found_terms):
+        head_phrases = text.phrases(found_terms)
+        for phrase in head_phrases:
             counts.setdefault(phrase, [0, 0, 0, 0])[position] += 1
+        # Concepts the title or tags name ("PR" and "pull request" both name ~pull-request),
+        # once per field: a prompt naming the concept in other words matches here. Not the
+        # description: a word in passing there ("auth endpoints") is not what the card is about.
+        for concept in synonyms.concepts(found_terms + head_phrases) if position < 2 else ():
+            entry = counts.setdefault(concept, [0, 0, 0, 0])
+            entry[position] = 1
+            lengths[position] += 1
     body_terms = text.terms(card.body)
     lengths[3] = len(body_terms)  # what postings.slot_lengths counts: words, not phrases
     body = Counter(body_terms)  # counted in C
@@ -291,7 +299,7 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
 def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: list[Problem],
             averages: list[float], retry: set[str], changed_slots: set[int]) -> None:
     """Everything that depends on all cards at once: resolution, order, globs, tags, stats."""
-    from engram import globs, store, text
+    from engram import globs, store, synonyms, text
 
     lights: list[_Light] = []
     problems: list[tuple[Any, ...]] = [problem_tuple(p) for p in scan_problems]
@@ -346,10 +354,16 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
     for slot, (row, _secret) in catalog.items():
         if slot in tagged:
             continue
+        named: set[str] = set()
         for tag in row[C_TAGS]:
             tag_terms = tuple(text.terms(tag))
             if tag_terms:
                 fresh_tags.append((tag_terms[0], slot, tag, " ".join(tag_terms)))
+            # A prompt naming a tag in other words ("screen reader" for `a11y`) names the tag.
+            for concept in synonyms.concepts(list(tag_terms) + text.phrases(list(tag_terms))):
+                if concept not in named:  # one tag row per concept: `a11y` and `aria` name one
+                    named.add(concept)
+                    fresh_tags.append((concept, slot, tag, concept))
     db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
     problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
     write_meta(db, {

@@ -16,7 +16,9 @@ it is about, its *head* (title, tags, one-line card/description):
     the best text hit, and only on enough evidence (see `body_best_ok`);
   - a card whose headline names only a subset of the words a better-matching card's headline
     names is dropped (see `_undominated`).
-Paths match `applies_to` globs. A prompt with nothing relevant selects nothing but `always`
+Abbreviations and synonyms (engram.synonyms) are concept terms: the index holds them in the
+title and tag fields that name them (a tag's synonyms count as the tag), the prompt gets the
+ones its words name. Paths match `applies_to` globs. A prompt with nothing relevant selects nothing but `always`
 cards."""
 
 from __future__ import annotations
@@ -166,6 +168,10 @@ class _TextHits:
         self.words = text.term_words(prompt)
         self.terms = list(self.words)[:MAX_QUERY_TERMS]
         self.sequence = text.terms(prompt)
+        # The prompt's own words come first (bits 0 .. plain-1), then the concepts they name,
+        # which count as head evidence but not as words the prompt typed.
+        self.plain = len(self.terms)
+        self._add_concepts()
         self.phrases: dict[int, list[str]] = {}  # slot -> prompt phrases its head holds
         self.scores: dict[int, float] = {}
         self.hits: dict[int, int] = {}  # slot -> bitmask of the query terms it matched
@@ -177,6 +183,18 @@ class _TextHits:
         self.count = 0
         if self.terms and index.active:
             self._score()
+
+    def _add_concepts(self) -> None:
+        """Add the synonym concepts the prompt's terms and phrases name ("PR" names
+        ~pull-request), each shown as the prompt word that named it."""
+        from engram import synonyms
+
+        table = synonyms.lookup()
+        for key in self.terms[:self.plain] + text.phrases(self.sequence):
+            for concept in table.get(key, ()):
+                if concept not in self.words:
+                    self.words[concept] = " ".join(self.words.get(part, part) for part in key.split(" "))
+                    self.terms.append(concept)
 
     def _score(self) -> None:
         active = self.index.active_set()
@@ -208,7 +226,7 @@ class _TextHits:
                     head_hits[slot] = head_get(slot, 0) | bit
                     if head_idf:
                         head_weight[slot] = weight_get(slot, 0.0) + head_idf
-            if df == 1 and slots[0] in active:
+            if df == 1 and number < self.plain and slots[0] in active:
                 self.unique[slots[0]] = ((65535 - keys[0]) >> 2) / IMPACT_LEVELS
         query_set = set(self.terms)
         for term in self.terms:
@@ -248,7 +266,7 @@ class _TextHits:
                 chosen.append(slot)
                 continue
             named = {term for tag in tags for term in text.terms(tag)}
-            if all(term in named for term in self.terms):
+            if all(term in named for term in self.terms[:self.plain]):
                 chosen.append(slot)
         return chosen
 
@@ -273,7 +291,7 @@ class _TextHits:
 
     def body_best_ok(self, slot: int, threshold: float) -> bool:
         """Enough evidence for the best text hit to be selected whatever its fields."""
-        mask = self.hits.get(slot, 0)
+        mask = self.hits.get(slot, 0) & ((1 << self.plain) - 1)
         matched = bin(mask).count("1")
         score = self.scores.get(slot, 0.0)
         if score >= threshold:
@@ -281,10 +299,10 @@ class _TextHits:
                 return True
             head = self.head_hits.get(slot, 0)
             if any(head & (1 << n) and self.df[n] <= GENERIC_SHARE * self.count
-                   for n in range(len(self.terms))):
+                   for n in range(self.plain)):
                 return True
         return (self.unique.get(slot, 0.0) >= UNIQUE_IMPACT
-                and matched >= UNIQUE_QUERY_SHARE * len(self.terms))
+                and matched >= UNIQUE_QUERY_SHARE * self.plain)
 
     def matched_words(self, slot: int) -> list[tuple[str, str]]:
         """(prompt word, field) for each prompt word the card matched; field is the strongest
@@ -396,7 +414,11 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     head_min = HEAD_MIN * factor
     evidence = {slot: text_hits.head_evidence(slot)
                 for slot in text_hits.fetch_head_sizes(head_min)}
-    best_head = max(evidence.values(), default=0.0)
+    tagged = text_hits.tag_selected()
+    # A card the prompt names by a tag is about the prompt: its head weight counts in full
+    # for the relative bar, undiluted by the length of its headline.
+    best_head = max([*evidence.values(), *(text_hits.head_weight.get(slot, 0.0) for slot in tagged)],
+                    default=0.0)
     bar = max(head_min, HEAD_RELATIVE * best_head)
     passing = [slot for slot, value in evidence.items() if value >= bar]
     chosen = _undominated(text_hits, evidence, passing)
@@ -404,7 +426,7 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     dominated = {slot: next(o for o in sorted(chosen, key=lambda s: (-evidence[s], s))
                             if masks[slot] | masks[o] == masks[o] and masks[slot] != masks[o])
                  for slot in passing if slot not in chosen}
-    chosen.update(text_hits.tag_selected())
+    chosen.update(tagged)
     scores = text_hits.scores
     best_slot = max(scores, key=lambda slot: (scores[slot], -slot), default=None)
     threshold = MIN_TEXT_SCORE * factor
