@@ -22,12 +22,15 @@ if TYPE_CHECKING:
 
 CONCEPT_PREFIX: Final = "~"
 
-# name: members (comma-separated). The name is the concept's term, never shown to a user.
+# name: members (comma-separated; a name may take several lines). The name is the concept's
+# term, never shown to a user.
 TABLE: Final = """
 pull-request: pull request, pr, prs, merge request, mr, mrs
-accessibility: accessibility, a11y, screen reader, wcag, aria, color contrast, colour contrast, alt text, keyboard navigation
+accessibility: accessibility, a11y, screen reader, wcag, aria, alt text, keyboard navigation
+accessibility: color contrast, colour contrast
 performance: performance, perf, slow, slowness, sluggish, laggy, latency
-i18n: i18n, internationalization, internationalisation, localization, localisation, l10n, translation, translations, locale
+i18n: i18n, internationalization, internationalisation, localization, localisation, l10n
+i18n: translation, translations, locale
 authentication: auth, authentication, authn, login, logins, signin, current user, sso, oauth
 authorization: authorization, authorisation, authz, permission, rbac, acl, access control
 database: db, database, databases
