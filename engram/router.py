@@ -187,9 +187,11 @@ class _TextHits:
     def _add_concepts(self) -> None:
         """Add the synonym concepts the prompt's terms and phrases name ("PR" names
         ~pull-request), each shown as the prompt word that named it."""
-        from engram import synonyms
+        table = self.index.meta("synonyms")
+        if table is None:  # an index written without it (never by this version)
+            from engram import synonyms
 
-        table = synonyms.lookup()
+            table = synonyms.lookup()
         for key in self.terms[:self.plain] + text.phrases(self.sequence):
             for concept in table.get(key, ()):
                 if concept not in self.words:

@@ -92,3 +92,12 @@ def test_lookup_maps_stemmed_terms_and_phrases_to_concepts() -> None:
     assert "~pull-request" in table["pr"]
     assert "~pull-request" in table[text.phrases(text.terms("pull requests"))[0]]
     assert all(synonyms.is_concept(c) for concepts in table.values() for c in concepts)
+
+
+def test_the_index_stores_the_stemmed_table(store: Path) -> None:
+    """A hook is a fresh process: it reads the table the compile stemmed, never stems it."""
+    from engram import index, workspace
+
+    loaded = workspace.load(store)
+    assert loaded is not None
+    assert index.load_or_build(loaded).meta("synonyms") == synonyms.lookup()
