@@ -302,11 +302,14 @@ def _set_aside(path: str, reason: str) -> None:
 
 
 _connections: list[Any] = []
+# A connection `_load_deferred` opened and found the deferral not to apply, for `_load`.
+_opened: dict[str, Any] = {}
 
 
 def _close_connections() -> None:
     """Close every database this process opened: SQLite connections must not cross a fork
     (the child would share the parent's lock bookkeeping)."""
+    _opened.clear()
     while _connections:
         try:
             _connections.pop().close()
@@ -315,7 +318,7 @@ def _close_connections() -> None:
 
 
 def _connect(path: str) -> Any:
-    import sqlite3
+    sqlite3 = _driver()
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -339,9 +342,23 @@ def _has_foreign_header(path: str) -> bool:
     return bool(head) and head != _SQLITE_MAGIC
 
 
+def _driver() -> Any:
+    """The SQLite driver: its C module alone where it exists. The `sqlite3` package around it
+    imports `datetime` (about 1 ms of every hook process) for date adapters engram never uses;
+    the connection, cursor and exception classes are the same objects."""
+    try:
+        import _sqlite3
+
+        return _sqlite3
+    except ImportError:  # an interpreter that ships the driver differently
+        import sqlite3
+
+        return sqlite3
+
+
 def _open(path: str) -> Any:
     """An open database with engram's schema; a file that is not one is set aside."""
-    import sqlite3
+    sqlite3 = _driver()
 
     if _has_foreign_header(path):
         _set_aside(path, "not an SQLite database")
@@ -369,7 +386,7 @@ def _open(path: str) -> Any:
 
 def _memory_db() -> Any:
     """A throw-away index when the state dir cannot hold one: slower, never wrong."""
-    import sqlite3
+    sqlite3 = _driver()
 
     db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     db.executescript(_SCHEMA)
@@ -433,7 +450,7 @@ def _load_deferred(path: str, roots: list[tuple[str, str]], follow: bool,
     """The stored index without the per-file freshness check, for a large store whose folders
     are unchanged; the full check is queued for `finish_deferred` after the answer. None when
     the full path must run now."""
-    import sqlite3
+    sqlite3 = _driver()
 
     try:
         db = _open(path)
@@ -444,7 +461,9 @@ def _load_deferred(path: str, roots: list[tuple[str, str]], follow: bool,
     if meta.get("py") != PY_TAG or meta.get("roots") != roots_signature(roots, follow) \
             or (meta.get("files") or 0) < DEFER_MIN_FILES or meta.get("scan_problems") \
             or not _folders_unchanged(meta.get("folders")):
-        db.close()
+        # The full path runs next on this same file: hand it the open connection (opening a
+        # WAL database creates its -wal and -shm files; closing the last connection removes them).
+        _opened[path] = db
         return None
     _deferred.append((path, roots, follow, allowed_parents))
     return CompiledIndex(db, meta)
@@ -533,7 +552,7 @@ def _refresh_in_background(path: str, roots: list[tuple[str, str]], follow: bool
 
 def _load(path: str, roots: list[tuple[str, str]], follow: bool,
           allowed_parents: tuple[str, ...], background: bool = False) -> CompiledIndex:
-    import sqlite3
+    sqlite3 = _driver()
 
     from engram import store
 
@@ -541,7 +560,7 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     folders: dict[str, int] = {}
     found, scan_problems = store.scan(roots, follow, allowed_parents, folders)
     try:
-        db = _open(path)
+        db = _opened.pop(path, None) or _open(path)
         meta = read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
                                "secret_slots", "folders"))
     except (sqlite3.Error, OSError) as exc:
@@ -625,7 +644,7 @@ def is_damage(exc: BaseException) -> bool:
     value that does not unmarshal or has the wrong shape), rather than locked, read-only or
     full? Damage is not transient: the file is set aside and rebuilt, or every later call
     would fail the same way."""
-    import sqlite3
+    sqlite3 = _driver()
 
     if isinstance(exc, sqlite3.OperationalError):
         return str(exc).startswith(("no such table", "no such column"))

@@ -8,14 +8,15 @@ card was imported from it and the file still holds the original (not `engram imp
 the host and routed to the others only.
 
 The globs live in each host's definition (`runtime.loads_natively`, relative to the workspace;
-an entry starting with `!` takes files back out). Hot path: `re` and `engram.globs` only, the
-globs compiled once per process, the source files' state checked by one stat (and a small read
-only for a file short enough to be a pointer)."""
+an entry starting with `!` takes files back out). Hot path: a path that cannot match any glob
+(it lacks every glob's literal head or tail: `.claude/rules/`, `CLAUDE.md`) is answered with two
+string tests, so the common card (under the memory folder) costs no `re` or `engram.globs`; the
+others compile the globs once per process. The source files' state is checked by one stat (and a
+small read only for a file short enough to be a pointer)."""
 
 from __future__ import annotations
 
 import os
-import re
 
 from engram import paths
 
@@ -28,12 +29,41 @@ POINTER_MAX_BYTES: Final = 1000
 POINTER_MARK: Final = paths.MEMORY_DIR_NAME
 
 _compiled: dict[tuple[str, ...], tuple[Any, Any]] = {}
+_literals: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+# Characters with a meaning in a glob (wildcards, classes, braces, extglob, escapes): a literal
+# head or tail stops at the first of them.
+_GLOB_SPECIAL: Final = frozenset("*?[]{}()|@+!\\")
+
+
+def _literal_ends(pattern: str) -> tuple[str, str]:
+    """(head, tail): text every path the glob matches starts and ends with. Conservative: both
+    stop at any glob character, a doubled slash (the glob collapses it) ends them, and the
+    tail loses its leading slash (`**/CLAUDE.md` also matches `CLAUDE.md`)."""
+    head_end = next((i for i, c in enumerate(pattern) if c in _GLOB_SPECIAL), len(pattern))
+    tail_start = next((i + 1 for i in range(len(pattern) - 1, -1, -1)
+                       if pattern[i] in _GLOB_SPECIAL), 0)
+    head, tail = pattern[:head_end], pattern[tail_start:]
+    head = head.split("//", 1)[0]
+    tail = tail.rsplit("//", 1)[-1].lstrip("/")
+    if head_end == len(pattern):  # no glob character: the path itself (unless collapsed)
+        return ("", "") if "//" in pattern else (pattern, pattern)
+    return head, tail
+
+
+def _may_match(patterns: tuple[str, ...], relative: str) -> bool:
+    """False only when no include glob can match `relative` (a quick necessary condition)."""
+    ends = _literals.get(patterns)
+    if ends is None:
+        ends = _literals[patterns] = [_literal_ends(p) for p in patterns if not p.startswith("!")]
+    return any(relative.startswith(head) and relative.endswith(tail) for head, tail in ends)
 
 
 def _matchers(patterns: tuple[str, ...]) -> tuple[Any, Any]:
     """(include regex, exclude regex or None) for a host's globs, compiled once."""
     found = _compiled.get(patterns)
     if found is None:
+        import re
+
         from engram import globs  # only for a host whose cards routed: a few regexes
 
         include = [globs.translate(p) for p in patterns if not p.startswith("!")]
@@ -50,7 +80,8 @@ def patterns_of(host_def: Mapping[str, Any]) -> tuple[str, ...]:
 
 def matches(patterns: tuple[str, ...], relative: str) -> bool:
     """Whether the host loads this workspace-relative path itself."""
-    if not patterns or not relative or relative.startswith("../"):
+    if not patterns or not relative or relative.startswith("../") \
+            or not _may_match(patterns, relative):
         return False
     include, exclude = _matchers(patterns)
     return include is not None and include.match(relative) is not None and \

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from hookkit import already, call, context, make_workspace, payload, sent_ids
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import host_registry as hosts
 from engram import native_loads
@@ -303,3 +305,40 @@ def test_agents_md_as_a_twin_of_an_imported_claude_md_keeps_codex_out(imported: 
     (imported / "AGENTS.md").write_text("# Other instructions\n", encoding="utf-8")
     start("codex", imported, session="s2")
     assert "make test" in prompt("codex", imported, "how do I run the testing suite", session="s2")
+
+
+_GLOB_ALPHABET = "ab./*?[]{},!-\\"
+_PATH_ALPHABET = "ab./-CLAUDE.md"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.text(alphabet=_GLOB_ALPHABET, min_size=1, max_size=12),
+       st.text(alphabet=_PATH_ALPHABET, min_size=1, max_size=16))
+def test_literal_prefilter_never_hides_a_match(glob: str, relative: str) -> None:
+    """The head/tail test that spares the hook `re` and `engram.globs` only ever says no to a
+    path the compiled glob does not match either."""
+    import re
+
+    from engram import globs
+
+    try:
+        regex = re.compile(globs.translate(glob))
+    except (globs.GlobError, re.error):
+        return
+    if regex.match(relative):
+        assert native_loads._may_match((glob,), relative), (glob, relative)
+
+
+@pytest.mark.parametrize(("glob", "relative"), [
+    ("**/CLAUDE.md", "CLAUDE.md"), ("**/CLAUDE.md", "a/b/CLAUDE.md"),
+    (".claude/rules/**/*.md", ".claude/rules/x/y.md"), (".cursorrules", ".cursorrules"),
+    ("a//b.md", "a/b.md"), ("{a,b}/*.md", "b/x.md"), ("a/[bc].md", "a/c.md"),
+])
+def test_literal_prefilter_keeps_real_matches(glob: str, relative: str) -> None:
+    assert native_loads.matches((glob,), relative)
+
+
+def test_literal_prefilter_rejects_a_card_under_the_memory_folder() -> None:
+    patterns = native_loads.patterns_of(hosts.load_host("claude"))
+    assert not native_loads._may_match(patterns, ".agents/.engram/release.md")
+    assert native_loads._may_match(patterns, "docs/CLAUDE.md")
