@@ -15,11 +15,19 @@ if TYPE_CHECKING:
 
 
 
+def _utf16_units(text: str) -> int:
+    # ASCII text (the usual card) is one unit a character: no UTF-16 encode, whose codec
+    # module the hook would otherwise import on every call.
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
 def _base(text: str, unit: str) -> int:
     """The additive measure behind a unit: UTF-16 code units, or UTF-8 bytes for tokens."""
     if unit == "tokens":
         return len(text.encode("utf-8"))
-    return len(text.encode("utf-16-le")) // 2
+    return _utf16_units(text)
 
 
 def _base_limit(limit: int, unit: str) -> int:
@@ -31,7 +39,7 @@ def measure(text: str, unit: str) -> int:
     as ceil(UTF-8 bytes / 4)."""
     if unit == "tokens":
         return math.ceil(len(text.encode("utf-8")) / 4)
-    return len(text.encode("utf-16-le")) // 2
+    return _utf16_units(text)
 
 
 @frozen

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 
-from engram.card import Card
 from engram.problems import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final, Iterable
+
+    from engram.card import Card  # annotations only: the hook's file scan never builds one
 
 MAX_CARD_BYTES: Final = 256 * 1024
 RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "proposals",

@@ -92,3 +92,12 @@ def test_nothing_routed_nothing_injected() -> None:
     assert delta.answer([], [], [], False, "chars", 9500) == delta.EMPTY
     proof_only = delta.answer([], [], [], True, "chars", 9500)
     assert proof_only.text.startswith("Engram proof: routed 0") and "###" not in proof_only.text
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=40))
+def test_chars_are_utf16_units_for_ascii_and_other_text(text: str) -> None:
+    """The ASCII shortcut and the encode agree (JavaScript's string length)."""
+    expected = len(text.encode("utf-16-le")) // 2
+    assert budget.measure(text, "chars") == expected
+    assert budget.measure(text + "a", "chars") == expected + 1
