@@ -299,3 +299,35 @@ def test_parallel_first_build_equals_serial_build(
     assert spread == [False, True]
     assert builds["parallel"] == builds["serial"]
     assert builds["serial"]["cards"] and any(row[10] for row in builds["serial"]["cards"])
+
+
+def test_a_hook_below_the_deferral_size_opens_the_index_once(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deferral probe's connection is the full load's: no second open (and no second
+    -wal/-shm create and remove) per hook call; a card edited in place is still seen."""
+    _populate(workspace)
+    _load(workspace)
+    index._close_connections()
+    opened: list[str] = []
+    real = index._connect
+
+    def counting(path: str) -> object:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(index, "_connect", counting)
+    loaded = workspace_module_load(workspace)
+    before = index.load_or_build(loaded, defer=True).all_cards()
+    assert len(opened) == 1 and before
+    card = Path(before[0].path)
+    card.write_text(card.read_text(encoding="utf-8") + "\nedited in place\n", encoding="utf-8")
+    _bump_mtime(card)
+    after = {c.id: c for c in index.load_or_build(loaded, defer=True).all_cards()}
+    assert len(opened) == 2
+    assert after[before[0].id].content_hash != before[0].content_hash
+
+
+def workspace_module_load(ws: Path) -> workspace.Workspace:
+    loaded = workspace.load(ws)
+    assert loaded is not None
+    return loaded
