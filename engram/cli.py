@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from engram import __version__, paths
-from engram.completion import card_ids, host_names
+from engram.completion import card_ids, host_names, host_names_or_all
 from engram.errors import EngramError
 
 app = typer.Typer(
@@ -223,7 +223,7 @@ def config_command(
 def link(
     host: str = typer.Argument(..., help="claude | codex | gemini | cursor | windsurf | "
                                "opencode | all (copilot and cline are explained)",
-                               autocompletion=host_names),
+                               autocompletion=host_names_or_all),
     global_scope: bool = typer.Option(False, "--global", help="Write the user-level config."),
     local: bool = typer.Option(False, "--local", help="Write the personal, uncommitted project "
                                "file (.claude/settings.local.json)."),
@@ -242,7 +242,8 @@ def link(
 
 @app.command()
 def unlink(
-    host: str = typer.Argument(..., help="A host name or all.", autocompletion=host_names),
+    host: str = typer.Argument(..., help="A host name or all.",
+                               autocompletion=host_names_or_all),
     global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
     local: bool = typer.Option(False, "--local", help="Use the personal project file."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),

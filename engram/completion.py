@@ -9,13 +9,23 @@ from typing import Any
 
 
 def host_names(incomplete: str) -> list[tuple[str, str]]:
+    """Host names for a command that takes one host (import, demo, restore)."""
+    return [(name, label) for name, label in _hosts() if name.startswith(incomplete)]
+
+
+def host_names_or_all(incomplete: str) -> list[tuple[str, str]]:
+    """Host names and `all`, for link and unlink (the only commands that accept it)."""
+    found = _hosts() + ([("all", "every host")] if _hosts() else [])
+    return [(name, label) for name, label in found if name.startswith(incomplete)]
+
+
+def _hosts() -> list[tuple[str, str]]:
     try:
         from engram import host_registry
 
-        found = [(h.name, h.display_name) for h in host_registry.registry()] + [("all", "every host")]
+        return [(h.name, h.display_name) for h in host_registry.registry()]
     except Exception:  # noqa: BLE001 - completion never fails
         return []
-    return [(name, label) for name, label in found if name.startswith(incomplete)]
 
 
 def card_ids(ctx: Any, incomplete: str) -> list[tuple[str, str]]:

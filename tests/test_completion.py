@@ -38,6 +38,9 @@ def test_bash_completes_commands_hosts_and_card_ids(store: Path) -> None:
     assert bash(store, "engram li") == ["lint", "link"]
     assert {"claude", "codex", "cursor"} <= set(bash(store, "engram link c"))
     assert "gemini" in bash(store, "engram unlink ")
+    assert "all" in bash(store, "engram link a") and "all" in bash(store, "engram unlink a")
+    assert "all" not in bash(store, "engram restore a")  # restore takes one host
+    assert "claude" in bash(store, "engram restore c")
     assert bash(store, "engram show d") == ["db-migrations", "deploys"]
     assert bash(store, "engram route x --why-not de") == ["deploys"]
 
