@@ -400,7 +400,8 @@ class HookCall:
                       if self.index.row(slot).applies_to]
             # Never through a committed symlink that leads out of the workspace.
             native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
-                                    follow=self.settings.get("install.follow_symlinks") is True)
+                                    follow=self.settings.get("install.follow_symlinks") is True,
+                                    loads_natively=self.native[0])
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
             from engram import log
 

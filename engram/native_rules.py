@@ -4,7 +4,7 @@ Claude loads a rule file with `paths:` frontmatter by itself when it reads a mat
 the body reaches the model without a hook; InstructionsLoaded then only records that it did.
 The hook runtime calls `sync_rules` at SessionStart so no stale rule outlives a card change,
 which is why this module imports nothing beyond the standard library, engram.fileio and (to
-leave out the cards Claude loads from its own files) engram.host_registry and engram.native_loads.
+leave out the cards Claude loads from its own files) engram.native_loads.
 """
 
 from __future__ import annotations
@@ -82,21 +82,24 @@ def stays_inside(rules_dir: "str | os.PathLike[str]", root: "str | os.PathLike[s
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def claude_loads(root: "str | os.PathLike[str] | None") -> "Callable[[Card], str] | None":
-    """Which cards Claude Code loads by itself in the workspace `root` (None without one)."""
-    if root is None:
+def loaded_natively(patterns: tuple[str, ...], root: "str | os.PathLike[str] | None"
+                    ) -> "Callable[[Card], str] | None":
+    """Which cards the host loads by itself (its `runtime.loads_natively` globs) in the
+    workspace `root` (None without one)."""
+    if root is None or not patterns:
         return None
-    from engram import host_registry, native_loads
+    from engram import native_loads
 
-    patterns = native_loads.patterns_of(host_registry.load_host("claude"))
     location = os.path.realpath(root)
     return lambda card: native_loads.native_file(patterns, location, card.path, card.provenance)
 
 
 def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
-               root: "str | os.PathLike[str] | None" = None, follow: bool = False) -> list[Path]:
+               root: "str | os.PathLike[str] | None" = None, follow: bool = False,
+               loads_natively: tuple[str, ...] = ()) -> list[Path]:
     """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
-    unsafe ids are skipped); returns the paths written or removed (or, with `dry_run`, that
+    unsafe ids, and with `root` the cards the host loads by itself per its `loads_natively`
+    globs, are skipped); returns the paths written or removed (or, with `dry_run`, that
     would be). With `root`, writes nothing when the folder leads outside it (unless the user
     set `follow`). Never raises on I/O."""
     from engram import secrets
@@ -104,7 +107,7 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
     if root is not None and not follow and not stays_inside(rules_dir, root):
         return []
 
-    native = claude_loads(root)
+    native = loaded_natively(loads_natively, root)
     wanted: dict[str, str] = {}
     for card in cards:
         # Claude loads a rule file by itself, so a card holding a secret must never become

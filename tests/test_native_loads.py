@@ -197,7 +197,8 @@ def test_native_rule_sync_leaves_out_claudes_own_rule_files(ws: Path) -> None:
     scoped = [c for c in cards if c.applies_to]
     assert {c.id for c in scoped} >= {"migrations", "api"}
     folder = ws / ".claude" / "rules" / "engram"
-    native_rules.sync_rules(folder, scoped, root=str(ws))
+    native_rules.sync_rules(folder, scoped, root=str(ws),
+                            loads_natively=native_loads.patterns_of(hosts.load_host("claude")))
     written = sorted(p.stem for p in folder.glob("*.md"))
     assert written == ["api"]
 

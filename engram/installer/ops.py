@@ -118,7 +118,8 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
                       kind="rules")
     cards, _problems = load_cards(ws)
     # Claude's own rule files (and an imported CLAUDE.md still in place) get no copy.
-    native = native_rules.claude_loads(root)
+    patterns = tuple(host.runtime.get("loads_natively") or ())
+    native = native_rules.loaded_natively(patterns, root)
     count = sum(1 for c in cards if c.applies_to and native_rules.is_safe_id(c.id)
                 and not (native and native(c)))
     if not count and not folder.exists():
@@ -129,7 +130,7 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     had = folder.exists()
     created = [d for d in missing_parents(folder / "x") if d != str(folder)]
     changed = native_rules.sync_rules(folder, cards, dry_run=dry_run, root=root,
-                                      follow=follow_symlinks())
+                                      follow=follow_symlinks(), loads_natively=patterns)
     if created and not dry_run:
         note_created(folder, created)
     action = "unchanged" if not changed else ("updated" if had else "created")
