@@ -20,7 +20,6 @@ from engram.fileio import atomic_write_text
 if TYPE_CHECKING:  # pragma: no cover
     from engram.card import Card
 
-RULES_DIR: Final = Path(".claude") / "rules" / "engram"
 # Every generated file carries this line; only such files are ever replaced or removed, and
 # card loaders that read .claude/rules/ can skip them (they are copies of cards).
 GENERATED_MARKER: Final = "<!-- engram:generated"

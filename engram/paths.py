@@ -56,16 +56,6 @@ def global_memory_dir_str() -> str | None:
     return os.environ.get("ENGRAM_GLOBAL_DIR") or None
 
 
-def global_memory_dir() -> "Path | None":
-    """The global memory root named by ENGRAM_GLOBAL_DIR, if any."""
-    explicit = global_memory_dir_str()
-    if not explicit:
-        return None
-    from pathlib import Path
-
-    return Path(explicit)
-
-
 def workspace_key(root: "str | os.PathLike[str]") -> str:
     """A short stable name for a workspace's files in the state dir."""
     import xxhash
