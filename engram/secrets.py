@@ -50,7 +50,7 @@ def marker(kind: str) -> str:
 _TOKEN_PATTERNS: Final[tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]] = (
     ("aws-access-key", ('AKIA', 'ASIA', 'ABIA', 'ACCA', 'A3T'), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?![A-Za-z0-9])")),
     ("github-token", ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'), re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9_])")),
-    ("gitlab-token", ('gl', 'GR1348941'), re.compile(r"(?<![A-Za-z0-9_-])(?:gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct|cbt)-[A-Za-z0-9_-]{20,300}|GR1348941[A-Za-z0-9_-]{20,300})(?![A-Za-z0-9_-])")),
+    ("gitlab-token", ('gl', 'GR1348941'), re.compile(r"(?<![A-Za-z0-9_-])(?:gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-[A-Za-z0-9_-]{20,300}|GR1348941[A-Za-z0-9_-]{20,300})(?![A-Za-z0-9_-])")),
     ("npm-token", ('npm_',), re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])")),
     ("huggingface-token", ('hf_', 'api_org_'), re.compile(r"(?<![A-Za-z0-9_])(?:hf_|api_org_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])")),
     ("pypi-token", ('pypi-',), re.compile(r"(?<![A-Za-z0-9_-])pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{40,2000}")),
@@ -120,7 +120,6 @@ _ASSIGNMENT: Final = re.compile(
 # Cheap gate: without one of these words no assignment can have a secret-looking name.
 _SECRET_WORD: Final = re.compile(r"(?i)key|token|secret|pass|pwd")
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SECRET_SUFFIXES: Final = ("key", "token", "secret", "apikey", "pat", "passphrase")
 _NOT_SECRET_NAME_PARTS: Final = ("public", "pub", "publishable", "primary", "foreign",
                                  "sort", "cache", "partition", "idempotency", "max", "min")
 _PLACEHOLDERS: Final = frozenset("""
@@ -203,10 +202,10 @@ def _is_secret_value(name: str, value: str) -> bool:
         return False  # paths and URLs (a URL's password is its own pattern)
     if _CODE_REFERENCE.fullmatch(value) or "(" in value or is_wordy(value):
         return False  # settings.SECRET_KEY, os.environ["X"], get_token(), accessToken
-    if "pass" not in name.lower() and is_wordy(value.rstrip("0123456789")):
+    password = "pass" in name.lower()
+    if not password and is_wordy(value.rstrip("0123456789")):
         return False  # display-name-key="customEvent1": a resource name, not a key
-    lowered = name.lower()
-    if "pass" in lowered:
+    if password:
         # Passwords may be short words; demand a little variety unless long.
         return len(value) >= 6 and (_classes(value) >= 2 or len(value) >= 12)
     return len(value) >= 8 and _classes(value) >= 2 and not value.isdigit()
