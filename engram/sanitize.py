@@ -180,7 +180,7 @@ def sanitize(text: str, context: PathContext | None = None) -> Sanitized:
     text, kinds = remove_injections(text)
     hits = secrets.find_secrets(text)
     if hits:
-        text = secrets.redact(text)
+        text = secrets.redact(text, hits)
     if context is not None:
         text = reduce_paths(text, context)
     return Sanitized(text=text, secrets=len(hits), injections=len(kinds),

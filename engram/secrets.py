@@ -400,9 +400,11 @@ def find_secrets(text: str) -> list[SecretHit]:
     return hits
 
 
-def redact(text: str) -> str:
-    """`text` with every secret replaced by `[REDACTED:<kind>]`; idempotent."""
-    hits = find_secrets(text)
+def redact(text: str, hits: list[SecretHit] | None = None) -> str:
+    """`text` with every secret replaced by `[REDACTED:<kind>]`; idempotent. `hits` is
+    `find_secrets(text)` when the caller has it already (the scan is not repeated)."""
+    if hits is None:
+        hits = find_secrets(text)
     if not hits:
         return text
     parts: list[str] = []
