@@ -379,10 +379,6 @@ def size_factor(cards: int) -> float:
     return min(1.0, best_idf(max(cards, 1)) / best_idf(REFERENCE_CARDS))
 
 
-def min_text_score(cards: int) -> float:
-    return MIN_TEXT_SCORE * size_factor(cards)
-
-
 @frozen
 class TextCut:
     """The text selection of one prompt, kept so that any card's verdict can be explained."""
