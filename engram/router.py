@@ -421,7 +421,8 @@ def _text_cut(text_hits: _TextHits, cards: int) -> tuple[set[int], TextCut]:
     passing = [slot for slot, value in evidence.items() if value >= bar]
     chosen = _undominated(text_hits, evidence, passing)
     masks = text_hits.head_hits
-    dominated = {slot: next(o for o in sorted(chosen, key=lambda s: (-evidence[s], s))
+    by_evidence = sorted(chosen, key=lambda s: (-evidence[s], s))
+    dominated = {slot: next(o for o in by_evidence
                             if masks[slot] | masks[o] == masks[o] and masks[slot] != masks[o])
                  for slot in passing if slot not in chosen}
     chosen.update(tagged)
