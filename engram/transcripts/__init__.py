@@ -18,6 +18,8 @@ from engram.transcripts.model import block_texts as block_texts
 from engram.transcripts.model import json_lines as json_lines
 
 HOSTS: Final = ("claude", "codex", "gemini")
+
+
 def detect(text: str) -> str:
     """The host whose format `text` is in, or `note` for anything that is not JSONL."""
     seen = 0
