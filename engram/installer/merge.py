@@ -97,6 +97,26 @@ class _JsonFormat:
     def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
         raise NotImplementedError  # each JSON format finds its own entries
 
+    def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
+        raise NotImplementedError  # each JSON format lays out its own entries
+
+    def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ours.entries)
+
+    def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        return self._apply(document, ours, ())
+
+    def _editable(self, document: dict[str, Any], ours: Ours,
+                  wanted: tuple[Entry, ...]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """A copy of `document` to edit, and its hooks container (created when entries are
+        wanted; None when there is none and nothing to add)."""
+        self.validate(document, ours)
+        result = copy.deepcopy(document)
+        hooks = result.get(ours.container)
+        if hooks is None and wanted:
+            hooks = result[ours.container] = {}
+        return result, hooks
+
     def load(self, text: str | None) -> dict[str, Any]:
         if text is None or not text.strip():
             return {}
@@ -195,6 +215,25 @@ def _identical(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _reconcile(handlers: list[dict[str, Any]], event: str, want: Entry | None, placed: set[str],
+               ours: Ours) -> tuple[list[dict[str, Any]], bool]:
+    """One list of handlers with foreign ones kept as they are, the first of ours updated to
+    `want` (once per event, tracked in `placed`) and the rest of ours dropped as stale,
+    duplicate, or no longer wanted. Returns the handlers kept and whether anything changed."""
+    kept, touched = [], False
+    for handler in handlers:
+        if not is_ours(handler.get("command"), ours.names):
+            kept.append(handler)
+        elif want is not None and event not in placed:
+            placed.add(event)
+            updated = _updated(handler, want.as_dict())
+            touched |= updated != handler or list(updated) != list(handler)
+            kept.append(updated)
+        else:
+            touched = True
+    return kept, touched
+
+
 class MatcherGroups(_JsonFormat):
     """Claude Code, Codex, Gemini: {"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}."""
 
@@ -207,31 +246,18 @@ class MatcherGroups(_JsonFormat):
                 if is_ours(handler.get("command"), ours.names)]
 
     def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
-        self.validate(document, ours)
-        result = copy.deepcopy(document)
-        hooks = result.get(ours.container)
+        result, hooks = self._editable(document, ours, wanted)
         if hooks is None:
-            if not wanted:
-                return result
-            hooks = result[ours.container] = {}
+            return result
         desired = {e.event: e for e in wanted}
         placed: set[str] = set()
         for event in list(hooks):
             new_groups, event_touched = [], False
             for group in hooks[event]:
-                handlers, kept, touched = group.get("hooks", []), [], False
-                for handler in handlers:
-                    if not is_ours(handler.get("command"), ours.names):
-                        kept.append(handler)
-                        continue
-                    want = desired.get(event)
-                    if want and event not in placed and same_matcher(group.get("matcher"), want.matcher):
-                        placed.add(event)
-                        updated = _updated(handler, want.as_dict())
-                        touched |= updated != handler or list(updated) != list(handler)
-                        kept.append(updated)
-                    else:
-                        touched = True  # stale, duplicate, or an event no longer wanted
+                want = desired.get(event)
+                if want and not same_matcher(group.get("matcher"), want.matcher):
+                    want = None
+                kept, touched = _reconcile(group.get("hooks", []), event, want, placed, ours)
                 event_touched |= touched
                 if not touched:
                     new_groups.append(group)
@@ -250,12 +276,6 @@ class MatcherGroups(_JsonFormat):
             del result[ours.container]
         return result
 
-    def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
-        return self._apply(document, ours, ours.entries)
-
-    def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
-        return self._apply(document, ours, ())
-
 
 class FlatVersioned(_JsonFormat):
     """Cursor ({"version": 1, "hooks": {event: [handler]}}) and Windsurf ({"hooks": ...})."""
@@ -269,27 +289,13 @@ class FlatVersioned(_JsonFormat):
                 for handler in handlers if is_ours(handler.get("command"), ours.names)]
 
     def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
-        self.validate(document, ours)
-        result = copy.deepcopy(document)
-        hooks = result.get(ours.container)
+        result, hooks = self._editable(document, ours, wanted)
         if hooks is None:
-            if not wanted:
-                return result
-            hooks = result[ours.container] = {}
+            return result
         desired = {e.event: e for e in wanted}
         placed: set[str] = set()
         for event in list(hooks):
-            kept, touched = [], False
-            for handler in hooks[event]:
-                if not is_ours(handler.get("command"), ours.names):
-                    kept.append(handler)
-                elif event in desired and event not in placed:
-                    placed.add(event)
-                    updated = _updated(handler, desired[event].as_dict())
-                    touched |= updated != handler or list(updated) != list(handler)
-                    kept.append(updated)
-                else:
-                    touched = True
+            kept, touched = _reconcile(hooks[event], event, desired.get(event), placed, ours)
             if touched:
                 if kept:
                     hooks[event] = kept
@@ -306,12 +312,6 @@ class FlatVersioned(_JsonFormat):
         elif not hooks and document.get(ours.container):  # emptied by us: drop it too
             del result[ours.container]
         return result
-
-    def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
-        return self._apply(document, ours, ours.entries)
-
-    def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
-        return self._apply(document, ours, ())
 
 
 class Plugin:
