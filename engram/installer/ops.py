@@ -76,11 +76,10 @@ def path_rules(cwd: Path) -> str:
 def command_setting(cwd: Path) -> str:
     ws = workspace.load(cwd)
     if ws is not None:
-        return str(ws.settings.get("hooks.command", "auto"))
+        return str(ws.settings["hooks.command"])
     from engram import paths
 
-    return str(config.effective(config.read_file(paths.user_config_file()), {})
-               .get("hooks.command", "auto"))
+    return str(config.effective(config.read_file(paths.user_config_file()), {})["hooks.command"])
 
 
 def skipped(host: Host, scope: str, message: str = "") -> Change:
