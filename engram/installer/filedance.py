@@ -71,13 +71,16 @@ class Backup:
         return None if self.absent else self.path.read_bytes()
 
     def created_dirs(self) -> list[str]:
-        if not self.absent:
-            return []
-        try:
-            value = json.loads(self.path.read_text(encoding="utf-8") or "[]")
-        except (OSError, ValueError):
-            return []
-        return [str(v) for v in value] if isinstance(value, list) else []
+        return _folder_list(self.path) if self.absent else []
+
+
+def _folder_list(file: Path) -> list[str]:
+    """A recorded list of folders engram created; unreadable or malformed records nothing."""
+    try:
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def target_of(path: Path) -> Path:
@@ -216,11 +219,7 @@ def note_created(path: Path, folders: list[str]) -> None:
 
 
 def created_for(path: Path) -> list[str]:
-    try:
-        value = json.loads((backup_dir(path) / "created-folders.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [str(v) for v in value] if isinstance(value, list) else []
+    return _folder_list(backup_dir(path) / "created-folders.json")
 
 
 def prune(folders: list[str]) -> None:
