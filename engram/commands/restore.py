@@ -12,6 +12,7 @@ from engram.errors import EngramError
 from engram.installer import filedance, ops
 from engram.installer.filedance import Backup
 from engram.installer.merge import ShapeError
+from engram.installer.plan import scope_flag
 
 
 def _when(backup: Backup) -> str:
@@ -64,8 +65,7 @@ def run(host: str, global_scope: bool = False, local: bool = False, list_only: b
     where = ops.target(target, cwd, global_scope, local)
     assert where is not None
     path, place = where
-    command = f"engram restore {target.name}" + (" --global" if global_scope else "") + \
-        (" --local" if local else "")
+    command = f"engram restore {target.name}{scope_flag(global_scope, local)}"
     saved = filedance.backups(path)
     shown = ops.display(path, cwd)
     if list_only:

@@ -13,7 +13,14 @@ from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.filedance import backups, read_config_bytes, target_of
 from engram.installer.merge import FORMATS, Found, Ours, same_matcher
-from engram.installer.plan import Options, config_path, desired_entries, ours_for, scope_name
+from engram.installer.plan import (
+    Options,
+    config_path,
+    desired_entries,
+    ours_for,
+    scope_flag,
+    scope_name,
+)
 
 # A timeout this large in a seconds field was almost certainly meant as milliseconds (the
 # predecessor's 10000 = 2.8 hours); this small in a milliseconds field, as seconds.
@@ -61,12 +68,11 @@ def timeout_ok(handler: dict[str, Any], unit: str) -> bool:
 
 
 def _link_command(host: Host, global_scope: bool, local: bool = False) -> str:
-    return f"engram link {host.name}" + (" --global" if global_scope else "") + \
-        (" --local" if local else "")
+    return f"engram link {host.name}{scope_flag(global_scope, local)}"
 
 
 def _unreadable_fix(host: Host, path: Path, global_scope: bool, local: bool) -> str:
-    scope = " --global" if global_scope else " --local" if local else ""
+    scope = scope_flag(global_scope, local)
     if backups(path):
         return (f"fix {path} by hand, or put back the version before engram's last change: "
                 f"`engram restore {host.name}{scope}` (`--list` shows every saved version, "

@@ -71,6 +71,11 @@ def scope_name(global_scope: bool, local: bool) -> str:
     return "global" if global_scope else "local" if local else "project"
 
 
+def scope_flag(global_scope: bool, local: bool) -> str:
+    """The option that names a scope on engram's command line ("" for the project file)."""
+    return " --global" if global_scope else " --local" if local else ""
+
+
 def host_folder(host: Host) -> Path:
     """The host's own folder in the home directory (`~/.claude`, `~/.config/opencode`): what a
     --global link may write in."""
