@@ -15,7 +15,7 @@ def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False) -
     cwd = (cwd or Path.cwd()).resolve()
     changes = []
     for host in host_registry.registry():
-        for global_scope, local in ((False, False), (False, True), (True, False)):
+        for global_scope, local in ops.SCOPES:
             changes += ops.upgrade_one(host, cwd, global_scope, dry_run, local=local)
     if not changes and not as_json:
         output.line("nothing to upgrade: no host is linked here or globally "

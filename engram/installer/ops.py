@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Final
 
 from engram import config, host_registry, native_rules, workspace
 from engram.errors import EngramError
@@ -33,6 +34,9 @@ from engram.installer.plan import (
 _VERBS = {"created": "CREATED", "updated": "UPDATED", "deleted": "DELETED",
           "unchanged": "UNCHANGED", "absent": "ABSENT", "skipped": "SKIPPED",
           "refused": "REFUSED"}
+# Every file a host may hold engram's entries in, as (global_scope, local): the shared project
+# file, the personal project file, the global file.
+SCOPES: Final = ((False, False), (False, True), (True, False))
 
 
 def resolve(host_arg: str) -> list[Host]:
@@ -298,7 +302,7 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
 def linked_scopes(host: Host, cwd: Path) -> list[tuple[bool, bool]]:
     """(global_scope, local) pairs whose file holds engram's entries for this host."""
     scopes = []
-    for global_scope, local in ((False, False), (False, True), (True, False)):
+    for global_scope, local in SCOPES:
         where = target(host, cwd, global_scope, local)
         if where and installed(host, where[0]):
             scopes.append((global_scope, local))
