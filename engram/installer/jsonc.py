@@ -389,13 +389,11 @@ class _Patcher:
                      added: list[tuple[str | None, Any]]) -> None:
         inner_start, inner_end = node.start + 1, node.end - 1
         has_comment = any(inner_start <= c.start < inner_end for c in self.comments)
+        if has_comment and node.items:  # keep the comments: cut only the items and separators
+            self.edit(_own_line_start(self.text, starts[0]),
+                      self._separator_end(node, len(node.items) - 1), "")
         if not added:
-            if not node.items:
-                return
-            if has_comment:  # keep the comments: cut only the items and their separators
-                self.edit(_own_line_start(self.text, starts[0]),
-                          self._separator_end(node, len(node.items) - 1), "")
-            else:
+            if node.items and not has_comment:
                 self.edit(inner_start, inner_end, "")
             return
         base = _line_indent(self.text, node.start)
@@ -403,13 +401,9 @@ class _Patcher:
         parts = [(f"{k}: " if k is not None else "") + self.render(v, inner, True)
                  for k, v in added]
         body = ("," + self.newline + inner).join(parts)
-        if has_comment:
-            if node.items:
-                self.edit(_own_line_start(self.text, starts[0]),
-                          self._separator_end(node, len(node.items) - 1), "")
-            self.edit(inner_end, inner_end, self.newline + inner + body + self.newline + base)
-        else:
-            self.edit(inner_start, inner_end, self.newline + inner + body + self.newline + base)
+        # With comments kept the new items go after them; otherwise they replace the inside.
+        self.edit(inner_end if has_comment else inner_start, inner_end,
+                  self.newline + inner + body + self.newline + base)
 
 
 def _runs(indices: list[int]) -> list[tuple[int, int]]:
