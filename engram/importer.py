@@ -35,6 +35,7 @@ MAX_ID_CHARS: Final = 48
 # quotes. Only relative, space-free, slash-holding tokens; URLs and options are not paths.
 _QUOTED_PATH: Final = re.compile(r"`(\.?[\w*{][\w.*{},\-/]*/[\w.*{},\-/]*)`")
 MAX_DERIVED_GLOBS: Final = 4
+_WILDCARD: Final = re.compile(r"[*{]")
 
 
 @dataclass(frozen=True)
@@ -219,10 +220,10 @@ def named_paths(body: str, exists: Callable[[str], str | None] | None) -> tuple[
         token = token.removeprefix("./")
         if token.startswith(("/", "..")) or "://" in token or "//" in token:
             continue
-        if any(ch in token for ch in "*{"):
-            fixed = token.split("/")
-            lead = "/".join(part for part in fixed[:next(
-                i for i, part in enumerate(fixed) if any(ch in part for ch in "*{"))])
+        wild = _WILDCARD.search(token)
+        if wild:
+            # The folders before the first wildcard must exist: `src/**/*.ts` needs `src/`.
+            lead = token[:wild.start()].rpartition("/")[0]
             glob = token if lead and exists(lead) == "dir" else None
         else:
             kind = exists(token.rstrip("/"))

@@ -191,7 +191,7 @@ def _path_kind(root: Path) -> Callable[[str], str | None]:
 
     def kind(relative: str) -> str | None:
         target = (root / relative).resolve()
-        if target != resolved_root and resolved_root not in target.parents:
+        if not target.is_relative_to(resolved_root):
             return None
         return "dir" if target.is_dir() else "file" if target.is_file() else None
 
