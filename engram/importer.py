@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Final
+from typing import Callable, Final, Sequence
 
 from engram import formats, frontmatter, globs
 
@@ -53,18 +53,31 @@ class Planned:
     line: int = 1  # line of its heading in the source
 
     def render(self) -> str:
-        """The card file: frontmatter with JSON-quoted strings (valid YAML), then the body."""
-        lines = ["---", f"id: {self.id}", f"title: {json.dumps(self.title, ensure_ascii=False)}",
-                 f"card: {json.dumps(self.card, ensure_ascii=False)}"]
-        if self.tags:
-            lines.append("tags: [" + ", ".join(json.dumps(t) for t in self.tags) + "]")
-        if self.applies_to:
-            lines.append("applies_to: [" + ", ".join(json.dumps(g) for g in self.applies_to) + "]")
-        if self.always:
-            lines.append("always: true")
-        lines.append(f"derived_from: {json.dumps(self.source, ensure_ascii=False)}")
-        lines.append("---")
-        return "\n".join(lines) + "\n" + self.body.strip("\n") + "\n"
+        """The card file this plan writes."""
+        return render_card(self.id, self.title, self.body, card=self.card, tags=self.tags,
+                           applies_to=self.applies_to, always=self.always,
+                           derived_from=self.source)
+
+
+def render_card(card_id: str, title: str, body: str, *, card: str | None = None,
+                tags: Sequence[str] = (), applies_to: Sequence[str] = (), always: bool = False,
+                priority: int | None = None, derived_from: str | None = None) -> str:
+    """A card file: frontmatter with JSON-quoted strings (valid YAML), then the body."""
+    lines = ["---", f"id: {card_id}", f"title: {json.dumps(title, ensure_ascii=False)}"]
+    if card is not None:
+        lines.append(f"card: {json.dumps(card, ensure_ascii=False)}")
+    if tags:
+        lines.append("tags: [" + ", ".join(json.dumps(t) for t in tags) + "]")
+    if applies_to:
+        lines.append("applies_to: [" + ", ".join(json.dumps(g) for g in applies_to) + "]")
+    if always:
+        lines.append("always: true")
+    if priority is not None:
+        lines.append(f"priority: {priority}")
+    if derived_from is not None:
+        lines.append(f"derived_from: {json.dumps(derived_from, ensure_ascii=False)}")
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body.strip("\n") + "\n"
 
 
 @dataclass

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from engram import fileio, formats, globs, output, paths
+from engram import fileio, formats, globs, importer, output, paths
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 
 PLACEHOLDER = "Replace this line with the rule: what to do, why, and how to check it."
-
-
-def render(card_id: str, title: str, tags: list[str], applies_to: list[str], always: bool,
-           priority: int | None, body: str) -> str:
-    lines = ["---", f"id: {card_id}", f"title: {json.dumps(title, ensure_ascii=False)}"]
-    if tags:
-        lines.append("tags: [" + ", ".join(json.dumps(t) for t in tags) + "]")
-    if applies_to:
-        lines.append("applies_to: [" + ", ".join(json.dumps(g) for g in applies_to) + "]")
-    if always:
-        lines.append("always: true")
-    if priority is not None:
-        lines.append(f"priority: {priority}")
-    lines.append("---")
-    return "\n".join(lines) + "\n" + body.strip("\n") + "\n"
 
 
 def _split(values: list[str]) -> list[str]:
@@ -53,8 +37,9 @@ def run(*, card_id: str, title: str | None, tags: list[str], applies_to: list[st
     target = Path(root) / paths.MEMORY_DIR_NAME / f"{card_id}.md"
     if target.exists():
         raise EngramError(f"{target} exists", "pick another id")
-    text = render(card_id, title or card_id.replace("-", " ").replace("_", " ").capitalize(),
-                  _split(tags), _split(applies_to), always, priority, body or PLACEHOLDER)
+    title = title or card_id.replace("-", " ").replace("_", " ").capitalize()
+    text = importer.render_card(card_id, title, body or PLACEHOLDER, tags=_split(tags),
+                                applies_to=_split(applies_to), always=always, priority=priority)
     fileio.atomic_write_text(target, text)
     shown = target.relative_to(Path(cwd)) if target.is_relative_to(cwd) else target
     output.write(f"CREATED {shown}\n")
