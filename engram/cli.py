@@ -23,6 +23,10 @@ app = typer.Typer(
 
 CwdOption = typer.Option(None, "--cwd", help="Work as if started in this directory.")
 JsonOption = typer.Option(False, "--json", help="Machine-readable output (versioned envelope).")
+DryRunOption = typer.Option(False, "--dry-run", help="Show the change, write nothing.")
+# unlink and restore act on a config link wrote; link words its own help for writing one.
+UserConfigOption = typer.Option(False, "--global", help="Use the user-level config.")
+LocalConfigOption = typer.Option(False, "--local", help="Use the personal project file.")
 
 
 def _cwd(value: Optional[Path]) -> Path:
@@ -229,7 +233,7 @@ def link(
                                "file (.claude/settings.local.json)."),
     session_end: bool = typer.Option(False, "--session-end",
                                      help="Also register the SessionEnd transcript queue hook."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
@@ -244,9 +248,9 @@ def link(
 def unlink(
     host: str = typer.Argument(..., help="A host name or all.",
                                autocompletion=host_names_or_all),
-    global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
-    local: bool = typer.Option(False, "--local", help="Use the personal project file."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    global_scope: bool = UserConfigOption,
+    local: bool = LocalConfigOption,
+    dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
@@ -261,14 +265,14 @@ def unlink(
 def restore(
     host: str = typer.Argument(..., help="The host whose config file to restore.",
                                autocompletion=host_names),
-    global_scope: bool = typer.Option(False, "--global", help="Use the user-level config."),
-    local: bool = typer.Option(False, "--local", help="Use the personal project file."),
+    global_scope: bool = UserConfigOption,
+    local: bool = LocalConfigOption,
     list_only: bool = typer.Option(False, "--list", help="List the saved versions."),
     backup: Optional[str] = typer.Option(None, "--backup", help="The ID of a saved version "
                                          "(see --list)."),
     original: bool = typer.Option(False, "--original",
                                   help="The file as it was before engram first changed it."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    dry_run: bool = DryRunOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
     """Put back a saved version of a host config (the current file is backed up first)."""
@@ -281,7 +285,7 @@ def restore(
 
 @app.command()
 def upgrade(
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the change, write nothing."),
+    dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
