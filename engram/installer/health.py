@@ -11,12 +11,13 @@ from typing import Any, Final
 
 from engram.host_adapter import Host
 from engram.installer import command
-from engram.installer.filedance import backups, read_config_bytes, target_of
+from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_bytes, target_of
 from engram.installer.merge import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import (
     Options,
     config_path,
     desired_entries,
+    follow_symlinks,
     ours_for,
     scope_flag,
     scope_name,
@@ -207,17 +208,16 @@ def rule_folder_problems(project_root: Path) -> list[dict[str, str]]:
     """A generated rule folder (Claude's .claude/rules/engram) that a symlink leads out of the
     workspace: link refuses it and the SessionStart hook writes nothing there, so say why."""
     from engram import host_registry, native_rules
-    from engram.installer.filedance import FOLLOW_SETTING
-    from engram.installer.plan import follow_symlinks
 
+    if follow_symlinks():  # the user let links lead anywhere: nothing to refuse
+        return []
     found = []
     for host in host_registry.registry():
         folder_name = host.install.get("native_rules") if host.install else None
         if not folder_name:
             continue
         folder = project_root / str(folder_name)
-        if not os.path.lexists(folder) or follow_symlinks() or \
-                native_rules.stays_inside(folder, project_root):
+        if not os.path.lexists(folder) or native_rules.stays_inside(folder, project_root):
             continue
         found.append({"host": host.name, "scope": "project", "path": str(folder),
                       "problem": "the generated rule folder (or a folder above it) is a symlink "
