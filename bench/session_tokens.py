@@ -1,12 +1,15 @@
 """What a realistic session costs in context, and whether the cards it needed reached the model.
 
-The default session is the labelled web-app session in `bench/session/`: a 47-card store for a
-React + Fastify + Prisma web app (`webapp/`, written for this bench) and 30 prompts of one
-feature's work (`webapp-session.jsonl`), each with the files the agent then edits and the cards
-that prompt needs, with a compaction half way. Both were written before any routing change was
-measured on them. Every prompt fires `UserPromptSubmit`, then a `PreToolUse` (Edit) per touched
-file (Claude with `hooks.path_rules: hook`, so path cards arrive through the hook and are counted);
-the compaction fires `PreCompact` and `SessionStart` (source `compact`).
+The default sessions are the labelled web-app sessions in `bench/session/`: a 47-card store for
+a React + Fastify + Prisma web app (`webapp/`, written for this bench) and two sessions of 30
+prompts, each one feature's work (`webapp-session.jsonl`: a "due soon" badge and reminders;
+`webapp-session-2.jsonl`: task comments), each prompt with the files the agent then edits and
+the cards that prompt needs, with a compaction half way. The store and the first session were
+written before any routing change was measured on them; the second was written later, before
+any run on it, as a held-out check on changes tuned on the first. Every prompt fires
+`UserPromptSubmit`, then a `PreToolUse` (Edit) per touched file (Claude with
+`hooks.path_rules: hook`, so path cards arrive through the hook and are counted); the compaction
+fires `PreCompact` and `SessionStart` (source `compact`).
 
 Three ways to give the model its memory are compared:
   static   the habit engram replaces: every card pasted into CLAUDE.md (`## title`, body), loaded
@@ -19,7 +22,8 @@ compaction, up to and including that prompt's own tool calls); also the needed c
 reached the model at a prompt that needed them. Goal: auto <= 50% of static's characters with
 >= 97% of needed pairs in context.
 
-    python bench/session_tokens.py [--json]
+    python bench/session_tokens.py [--json]           # both sessions
+    python bench/session_tokens.py --session bench/session/webapp-session-2.jsonl
     python bench/session_tokens.py --store bundled    # the older unlabelled session on the
                                                       # bundled memories: auto against always
 """
@@ -36,6 +40,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 WEBAPP = BENCH / "session" / "webapp"
 WEBAPP_SESSION = BENCH / "session" / "webapp-session.jsonl"
+WEBAPP_SESSION_2 = BENCH / "session" / "webapp-session-2.jsonl"
+SESSIONS = (WEBAPP_SESSION, WEBAPP_SESSION_2)
 HEADER = "### engram memory: "
 GOAL_CHARS = 0.50
 GOAL_NEEDED = 0.97
@@ -165,10 +171,10 @@ def coverage(rows: list[dict]) -> dict:
             "missing": [(r["prompt"], r["missing"]) for r in rows if r["missing"]]}
 
 
-def webapp(host: str) -> dict:
-    steps = load_session()
+def webapp(host: str, session: Path = WEBAPP_SESSION) -> dict:
+    steps = load_session(session)
     static = static_habit(WEBAPP, steps)
-    report = {"host": host, "cards": static["cards"],
+    report = {"host": host, "session": session.name, "cards": static["cards"],
               "prompts": sum(1 for s in steps if "prompt" in s),
               "compactions": sum(1 for s in steps if s.get("event") == "compact"),
               "static": {"chars": static["chars"], "claude_md_chars": static["claude_md_chars"],
@@ -185,7 +191,7 @@ def webapp(host: str) -> dict:
 
 
 def render_webapp(report: dict, verbose: bool) -> str:
-    lines = [f"{report['prompts']}-prompt web-app session, {report['cards']} cards, "
+    lines = [f"{report['session']}: {report['prompts']}-prompt web-app session, {report['cards']} cards, "
              f"{report['compactions']} compaction ({report['host']}, path cards through the hook):",
              f"  {'':<8} {'characters':>10} {'of static':>9} {'needed in context':>18}  never reached"]
     static = report["static"]
@@ -227,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="claude")
     parser.add_argument("--store", choices=("webapp", "bundled"), default="webapp")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--session", type=Path, action="append",
+                        help="a labelled session of the webapp store (repeatable; default: "
+                             + ", ".join(path.name for path in SESSIONS) + ")")
     parser.add_argument("--verbose", action="store_true", help="per-prompt deliveries (webapp)")
     args = parser.parse_args(argv)
     saved_state = os.environ.get("ENGRAM_STATE_DIR")
@@ -242,13 +251,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  cards routed: {summary['cards_routed']}; routed but never delivered in "
                   f"auto: {summary['routed_never_delivered_in_auto'] or 'none'}")
         return 0 if not summary["routed_never_delivered_in_auto"] else 1
-    report = webapp(args.host)
+    reports = [webapp(args.host, session) for session in args.session or SESSIONS]
     assert os.environ.get("ENGRAM_STATE_DIR") == saved_state
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
     else:
-        print(render_webapp(report, args.verbose))
-    return 0 if report["goal_met"] else 1
+        print("\n\n".join(render_webapp(report, args.verbose) for report in reports))
+    return 0 if all(report["goal_met"] for report in reports) else 1
 
 
 if __name__ == "__main__":

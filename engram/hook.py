@@ -189,9 +189,18 @@ class HookCall:
         result = route_request(self.index, self.workspace.location, self.event.cwd, "",
                                list(self.event.paths), 10_000, include_always=False,
                                name_words=True)
-        # Glob matches first; then cards whose title, tags or description name the files.
-        by_glob = [s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)]
-        by_name = [s.slot for s in result.selected if s.slot not in by_glob
+        # Glob matches first, each after the cards it depends on (`selected` is in that
+        # order); then cards whose title, tags or description name the files.
+        wanted = {s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)}
+        stack = list(wanted)
+        while stack:
+            for dep in self.index.row(stack.pop()).depends_on:
+                dep_slot = self.index.slot_of(dep)
+                if dep_slot is not None and dep_slot not in wanted:
+                    wanted.add(dep_slot)
+                    stack.append(dep_slot)
+        by_glob = [s.slot for s in result.selected if s.slot in wanted]
+        by_name = [s.slot for s in result.selected if s.slot not in wanted
                    and any(r.kind in ("tag", "text") for r in s.reasons)]
         return by_glob + by_name
 

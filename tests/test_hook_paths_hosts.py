@@ -108,6 +108,22 @@ def test_path_trigger_caps_three_bodies_per_event_by_priority(ws: Path) -> None:
     assert call("codex", document).strip() == "{}"
 
 
+def test_a_path_card_arrives_after_the_cards_it_depends_on(tmp_path: Path) -> None:
+    """`depends_on` holds on a path trigger as on a prompt: the prerequisite comes first, and
+    a card the prompt then routes is not sent again."""
+    cards = {"api-tests": "---\nid: api-tests\ntitle: API tests\napplies_to: [\"api/test/**\"]\n"
+                          "depends_on: [factories]\n---\nUse app.inject.\n",
+             "factories": "---\nid: factories\ntitle: Seed data builders\n---\nPrefer "
+                          "builders over fixtures.\n"}
+    ws = make_workspace(tmp_path / "proj", cards=cards)
+    hook_mode(ws)
+    text = context(call("claude", claude_read(ws, str(ws / "api/test/orders.test.ts"), "Edit")))
+    assert sent_ids(text) == ["factories", "api-tests"]
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                          prompt="which seed data builders do we have?")))
+    assert sent_ids(text) == [] and already(text) == ["factories"]
+
+
 def test_codex_apply_patch_update_delete_move_targets(ws: Path) -> None:
     patch = ("*** Begin Patch\n*** Update File: README.md\n@@\n-a\n+b\n"
              "*** Delete File: src/area1/old.py\n"
