@@ -19,7 +19,7 @@ from engram import __version__, paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Final
+    from typing import Any, Callable, Final
 
     from engram.host_adapter import Host
 
@@ -125,6 +125,59 @@ def all_definitions() -> dict[str, dict[str, Any]]:
         _write_cache(cache, {"format": CACHE_FORMAT, "stamp": stamp, "hosts": hosts})
     _memo.update(stamp=stamp, hosts=hosts)
     return hosts
+
+
+def _compiled(key: str, build: "Callable[[dict[str, dict[str, Any]]], Any]") -> Any:
+    """`build(definitions)`, built once per set of definitions. Reuses the definitions this
+    process already loaded (no second stamp of the folder: the memory scan asks on every hook
+    call, after `load_host`) and loads them only when none are."""
+    hosts = _memo.get("hosts")
+    if hosts is None:
+        hosts = all_definitions()
+    found = _memo.get(key)
+    if found is None or found[0] is not hosts:
+        found = _memo[key] = (hosts, build(hosts))
+    return found[1]
+
+
+def _native(relative: str) -> str:
+    return relative.strip("/").replace("/", os.sep)
+
+
+def _rule_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    rows = []
+    for name in sorted(hosts):
+        rules = hosts[name].get("rules")
+        if isinstance(rules, dict) and rules.get("folder") and rules.get("suffix"):
+            rows.append((os.sep + _native(str(rules["folder"])) + os.sep, str(rules["suffix"]),
+                         str(hosts[name].get("display_name") or name)))
+    return tuple(rows)
+
+
+def rule_folders() -> tuple[tuple[str, str, str], ...]:
+    """(folder marker, suffix, host) for every host's own rules folder (`rules` in its
+    definition): the marker is `/.cursor/rules/` with the platform's separator, the suffix the
+    one kind of file the host loads from that folder."""
+    folders: tuple[tuple[str, str, str], ...] = _compiled("rule_folders", _rule_folders)
+    return folders
+
+
+def _generated_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    rows = set()
+    for definition in hosts.values():
+        folder = (definition.get("install") or {}).get("native_rules")
+        if isinstance(folder, str) and folder.strip("/"):
+            parent, _, name = _native(folder).rpartition(os.sep)
+            rows.add((parent, name))
+    return tuple(sorted(rows))
+
+
+def generated_folders() -> tuple[tuple[str, str], ...]:
+    """(parent, name) of every folder engram writes generated rule copies into
+    (`install.native_rules`, e.g. (".claude/rules", "engram")): a memory scan never descends
+    into one, also when its parent is a memory root."""
+    folders: tuple[tuple[str, str], ...] = _compiled("generated_folders", _generated_folders)
+    return folders
 
 
 def canonical_name(name: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from engram import host_registry
 from engram.problems import Problem
 
 TYPE_CHECKING = False
@@ -17,27 +18,18 @@ MAX_CARD_BYTES: Final = 256 * 1024
 RESERVED_DIRS: Final = frozenset({"inbox", "traces", "archive", "quarantine", "proposals",
                                   ".git", "node_modules", ".engram-state", "__pycache__"})
 CARD_SUFFIXES: Final = (".md", ".mdc")
-# Host rule folders load only their own kind of file: Cursor reads only `.mdc` from
-# `.cursor/rules/` (a `.md` there is a note or a wireframe, never a rule), Copilot only
-# `*.instructions.md` from `.github/instructions/`, Claude only `.md` from `.claude/rules/`.
-# (folder marker, the suffix a rule file there must have, the host's name for the message)
-HOST_RULE_FOLDERS: Final = (
-    (os.sep + os.path.join(".cursor", "rules") + os.sep, ".mdc", "Cursor"),
-    (os.sep + os.path.join(".github", "instructions") + os.sep, ".instructions.md", "Copilot"),
-    (os.sep + os.path.join(".claude", "rules") + os.sep, ".md", "Claude Code"),
-)
 
 
-def host_rule_suffix(folder: str) -> tuple[str, str] | None:
-    """(required suffix, host) when `folder` lies in a host's rule folder, else None."""
+def host_rule_suffix(folder: str, rule_folders: Iterable[tuple[str, str, str]]) -> tuple[str, str] | None:
+    """(required suffix, host) when `folder` lies in a host's rules folder, else None. A host
+    loads only its own kind of file from there (`rules` in hosts/*.yaml: Cursor only `.mdc`
+    from `.cursor/rules/`), and engram routes what the host would load. `rule_folders`:
+    host_registry.rule_folders()."""
     probe = folder.rstrip(os.sep) + os.sep
-    for marker, suffix, host in HOST_RULE_FOLDERS:
+    for marker, suffix, host in rule_folders:
         if marker in probe:
             return suffix, host
     return None
-# `.claude/rules/engram/` holds engram's generated copies of cards: never cards themselves, also
-# when `.claude/rules` is a memory root.
-_CLAUDE_RULES: Final = os.path.join(".claude", "rules")
 
 
 class FoundFile:
@@ -69,6 +61,9 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
     are skipped unless `follow_symlinks`."""
     found: list[FoundFile] = []
     problems: list[Problem] = []
+    # From the host definitions the hook already loaded: two dict lookups, no parse.
+    rule_folders = host_registry.rule_folders()
+    generated = host_registry.generated_folders()
     for root, _scope in roots:
         root_real = os.path.realpath(root)
         fences = (root_real,) + tuple(os.path.realpath(p) for p in allowed_parents)
@@ -84,7 +79,7 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                 problems.append(Problem(folder, None, "error", f"cannot read folder: {exc.strerror}",
                                         "unreadable"))
                 continue
-            host_rule = host_rule_suffix(folder)
+            host_rule = host_rule_suffix(folder, rule_folders)
             for entry in entries:
                 name = entry.name
                 # The common case first, in as few calls as possible: a plain card file. A scan
@@ -123,7 +118,8 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                     if entry.is_dir():
                         if name not in RESERVED_DIRS and not (is_link and follow_symlinks
                                                               and name.startswith(".")) \
-                                and not (name == "engram" and folder.endswith(_CLAUDE_RULES)):
+                                and not any(name == last and folder.endswith(parent)
+                                            for parent, last in generated):
                             stack.append(entry.path)
                         continue
                     if not is_card or not entry.is_file():

@@ -422,13 +422,15 @@ def test_dependency_order_puts_prerequisites_first() -> None:
     assert order.index("a") < order.index("z")
 
 
-@pytest.mark.parametrize("folder, rule, not_rule", [
-    (".cursor/rules", "api.mdc", "wireframes/settings.md"),
-    (".github/instructions", "go.instructions.md", "README.md"),
-    (".claude/rules", "style.md", "old.mdc"),
+@pytest.mark.parametrize("folder, rule, not_rule, says", [
+    (".cursor/rules", "api.mdc", "wireframes/settings.md", "Cursor loads only *.mdc"),
+    (".github/instructions", "go.instructions.md", "README.md",
+     "GitHub Copilot loads only *.instructions.md"),
+    (".claude/rules", "style.md", "old.mdc", "Claude Code loads only *.md"),
 ])
 def test_a_host_rule_folder_routes_only_the_files_its_host_loads(tmp_path: Path, folder: str,
-                                                                rule: str, not_rule: str) -> None:
+                                                                rule: str, not_rule: str,
+                                                                says: str) -> None:
     """Cursor loads only .mdc from .cursor/rules (a .md there is a note or a wireframe),
     Copilot only *.instructions.md from .github/instructions, Claude only .md from
     .claude/rules: engram routes what the host would load, and says why it skips the rest."""
@@ -439,7 +441,19 @@ def test_a_host_rule_folder_routes_only_the_files_its_host_loads(tmp_path: Path,
     assert [os.path.basename(f.path) for f in found] == [os.path.basename(rule)]
     assert [(p.code, p.severity, os.path.basename(p.path)) for p in problems] == [
         ("not-a-rule", "warning", os.path.basename(not_rule))]
-    assert "loads only" in problems[0].message
+    assert says in problems[0].message
+
+
+def test_engrams_generated_rule_copies_are_never_cards(tmp_path: Path) -> None:
+    """`.claude/rules/engram/` (install.native_rules) holds engram's generated copies of
+    cards: a scan of `.claude/rules` as a memory root skips it, and only it."""
+    root = tmp_path / ".claude" / "rules"
+    for name in ("style.md", "engram/style.md", "team/api.md"):
+        write_card(root, name, "---\ndescription: style\n---\nThe house style.\n")
+    found, problems = store.scan([(str(root), "workspace")])
+    assert sorted(os.path.relpath(f.path, root) for f in found) == \
+        ["style.md", os.path.join("team", "api.md")]
+    assert problems == []
 
 
 def test_plain_markdown_outside_host_rule_folders_still_counts(tmp_path: Path) -> None:

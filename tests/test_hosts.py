@@ -203,6 +203,48 @@ def test_a_new_host_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:
     assert hook.handle("acme", json.dumps(payload).encode()) == "null"
 
 
+def test_a_new_hosts_rule_folder_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:
+    """The rules folder of a host, the one kind of file it loads from there, and the folder of
+    engram's generated copies come from the definition: a memory scan honours a new host's."""
+    from engram import store
+
+    (private_hosts / "acme.yaml").write_text(
+        "name: acme\ndisplay_name: Acme Agent\naliases: []\nsupported: false\nreason: not yet\n"
+        "rules: {folder: .acme/rules, suffix: .rule.md}\n", encoding="utf-8")
+    (private_hosts / "claude.yaml").write_text(
+        (private_hosts / "claude.yaml").read_text(encoding="utf-8").replace(
+            "native_rules: .claude/rules/engram", "native_rules: .acme/rules/made"),
+        encoding="utf-8")
+    schema = json.loads((data_dir("schemas") / "host.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(yaml.safe_load((private_hosts / "acme.yaml").read_text()), schema)
+    root = tmp_path / "proj" / ".acme" / "rules"
+    for name in ("api.rule.md", "notes.md", "made/api.rule.md", "team/db.rule.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("---\ndescription: api\n---\nThe API rule.\n", encoding="utf-8")
+    found, problems = store.scan([(str(root), "workspace")])
+    assert sorted(os.path.relpath(f.path, root) for f in found) == \
+        ["api.rule.md", os.path.join("team", "db.rule.md")]
+    assert [(p.code, os.path.basename(p.path)) for p in problems] == [("not-a-rule", "notes.md")]
+    assert "Acme Agent loads only *.rule.md" in problems[0].message
+
+
+def test_a_hosts_rule_files_are_files_it_loads_natively() -> None:
+    """The two facts about a host's rules folder agree: a file engram routes from there
+    (`rules`) is one the host loads by itself (`runtime.loads_natively`)."""
+    from engram import native_loads
+
+    checked = 0
+    for definition in host_registry.all_definitions().values():
+        rules, patterns = definition.get("rules"), native_loads.patterns_of(definition)
+        if rules and patterns:
+            assert native_loads.matches(patterns, f"{rules['folder']}/a/x{rules['suffix']}"), \
+                definition["name"]
+            checked += 1
+    assert checked >= 2
+
+
 def test_transcript_folders_come_from_the_host_definitions(monkeypatch: pytest.MonkeyPatch,
                                                           tmp_path: Path) -> None:
     from engram import observe
@@ -214,3 +256,26 @@ def test_transcript_folders_come_from_the_host_definitions(monkeypatch: pytest.M
             tmp_path / "codex-home" / "sessions"} <= found
     monkeypatch.delenv("CODEX_HOME")
     assert all(p.is_absolute() for p in observe.allowed_dirs())  # "$CODEX_HOME/..." skipped
+
+
+def test_the_memory_scan_reads_host_facts_the_hook_already_loaded(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """store.scan runs on every hook call, after load_host: it takes the rules folders from
+    the definitions already in memory (no stamp of the hosts folder, no cache read, no YAML)."""
+    from engram import store
+
+    host_registry._memo.clear()
+    host_registry.load_host("claude")
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("host definitions read again")
+
+    for name in ("_stamp", "_parse_all", "_cache_path"):
+        monkeypatch.setattr(host_registry, name, refuse)
+    root = tmp_path / ".cursor" / "rules"
+    root.mkdir(parents=True)
+    (root / "api.mdc").write_text("---\ndescription: api\n---\nAPI.\n", encoding="utf-8")
+    (root / "notes.md").write_text("notes\n", encoding="utf-8")
+    found, problems = store.scan([(str(root), "workspace")])
+    assert [os.path.basename(f.path) for f in found] == ["api.mdc"]
+    assert [p.code for p in problems] == ["not-a-rule"]

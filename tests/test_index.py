@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, deny_reading, write_card
 
-from engram import index, store, workspace
+from engram import host_registry, index, store, workspace
 from engram.query import route_request
 
 MEM = ".agents/.engram"
@@ -203,9 +203,17 @@ print(json.dumps({"ids": result.ids,
 """
 
 
+def _warm_hosts_cache() -> None:
+    """The hosts cache in this test's state dir, as any engram process leaves it (the hook
+    loads its host before the index; the memory scan reads the hosts' rules folders)."""
+    host_registry._memo.clear()
+    host_registry.all_definitions()
+
+
 def test_loading_a_fresh_index_imports_neither_yaml_nor_wcmatch(workspace: Path) -> None:
     _populate(workspace)
     _load(workspace)  # compiled here, in the test process
+    _warm_hosts_cache()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, "-c", HOT_PATH, str(workspace)], env=env,
                          capture_output=True, text=True, check=True, timeout=60)
@@ -218,6 +226,7 @@ def test_the_hot_path_probe_can_see_an_import(workspace: Path) -> None:
     """The probe above is not vacuous: a stale index makes the subprocess parse, and then
     yaml is imported."""
     _populate(workspace)
+    _warm_hosts_cache()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, "-c", HOT_PATH, str(workspace)], env=env,
                          capture_output=True, text=True, check=True, timeout=60)
