@@ -180,7 +180,8 @@ def test_a_new_host_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:
         "  events:\n    ask: {kind: prompt}\n"
         "  budget: {unit: chars, limit: 4000}\n"
         "  answer:\n    envelope: {inject: {where: $event, body: $text}}\n    empty: 'null'\n"
-        "install: {project_file: .acme/hooks.json, global_file: ~/.acme/hooks.json,\n"
+        "install: {project_file: .acme/hooks.json, global_file: ~/.acme/agent/hooks.json,\n"
+        "          global_folder: ~/.acme/agent,\n"
         "          format: matcher_groups, timeout_unit: seconds, timeout_seconds: 10,\n"
         "          events: [{event: ask}]}\n",
         encoding="utf-8")
@@ -201,6 +202,27 @@ def test_a_new_host_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:
     payload["message"]["text"] = "nothing relevant here"
     payload["conversation"]["id"] = "c2"
     assert hook.handle("acme", json.dumps(payload).encode()) == "null"
+    from engram.installer import plan
+
+    assert plan.host_folder(host_registry.get("acme")) == Path.home() / ".acme" / "agent"
+
+
+# The folder a --global link may write in, per host, as the installer derived it from
+# global_file before the folder was data (two levels under ~/.config, else one).
+GLOBAL_FOLDERS = {"claude": ".claude", "codex": ".codex", "cursor": ".cursor", "gemini": ".gemini",
+                  "opencode": ".config/opencode", "windsurf": ".codeium"}
+
+
+def test_every_hosts_global_file_lies_in_its_global_folder() -> None:
+    from engram.installer import plan
+
+    home = Path.home()
+    supported = {h.name: h for h in host_registry.registry() if h.supported}
+    assert sorted(supported) == sorted(GLOBAL_FOLDERS)
+    for name, host in supported.items():
+        folder = plan.host_folder(host)
+        assert folder == home / GLOBAL_FOLDERS[name], name
+        assert Path(os.path.expanduser(host.install["global_file"])).is_relative_to(folder), name
 
 
 def test_a_new_hosts_rule_folder_is_a_yaml_file(private_hosts: Path, tmp_path: Path) -> None:

@@ -77,12 +77,9 @@ def scope_flag(global_scope: bool, local: bool) -> str:
 
 
 def host_folder(host: Host) -> Path:
-    """The host's own folder in the home directory (`~/.claude`, `~/.config/opencode`): what a
-    --global link may write in."""
-    home = Path(os.path.expanduser("~"))
-    parts = Path(os.path.expanduser(str(host.install["global_file"]))).relative_to(home).parts
-    depth = 2 if parts[0] == ".config" and len(parts) > 2 else 1
-    return home.joinpath(*parts[:depth])
+    """The host's own folder in the home directory (`install.global_folder`: `~/.claude`,
+    `~/.config/opencode`): what a --global link may write in."""
+    return Path(os.path.expanduser(str(host.install["global_folder"])))
 
 
 def place_for(host: Host, global_scope: bool, project_root: Path, follow: bool) -> Place:
