@@ -125,10 +125,15 @@ def proof_line(routed_keys: Iterable[str], loaded: int, reused: int, skipped: in
 
 
 def compose(full: Iterable[Item], folded: Iterable[Item], already: str, proof: str) -> str:
-    parts = [body_block(item) for item in full]
-    folded_items = list(folded)
-    if folded_items:
-        parts.append(FOLDED_HEADER + "\n" + "\n".join(folded_line(i) for i in folded_items))
+    return join([body_block(item) for item in full], [folded_line(i) for i in folded],
+                already, proof)
+
+
+def join(blocks: list[str], lines: list[str], already: str, proof: str) -> str:
+    """`compose` from body blocks and folded lines already rendered."""
+    parts = list(blocks)
+    if lines:
+        parts.append(FOLDED_HEADER + "\n" + "\n".join(lines))
     tail = "\n".join(line for line in (already, proof) if line)
     if tail:
         parts.append(tail)

@@ -3,6 +3,8 @@ never exceeded, bodies are never cut, only sent bodies are marked, same input sa
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +103,89 @@ def test_chars_are_utf16_units_for_ascii_and_other_text(text: str) -> None:
     expected = len(text.encode("utf-16-le")) // 2
     assert budget.measure(text, "chars") == expected
     assert budget.measure(text + "a", "chars") == expected + 1
+
+
+def _fit_by_definition(items_: list[Item], already_ids: list[str], proof: bool, unit: str,
+                       limit: int) -> tuple[list[str], list[str], list[str], str]:
+    """The fit as the docs state it, re-rendering everything at every step: fold the
+    lowest-priority body (the later-ranked among equals), then drop the lowest-priority fold,
+    then shorten and drop the `already loaded:` line, then the proof line, until the text
+    fits."""
+    weakest = sorted(items_, key=lambda item: (item.priority, -item.rank))
+    full, folded, dropped = list(items_), [], []
+    reused = len(set(already_ids))
+    already = render.already_line(already_ids)
+    with_proof = proof
+
+    def text() -> str:
+        line = render.proof_line(["k"], len(full), reused, len(folded) + len(dropped)) \
+            if with_proof else ""
+        return render.compose(full, sorted(folded, key=lambda item: item.rank), already, line)
+
+    while budget.measure(text(), unit) > limit:
+        if full:
+            victim = next(item for item in weakest if item in full)
+            full.remove(victim)
+            folded.append(victim)
+        elif folded:
+            dropped.append(folded.pop(0))
+        elif already and not already.endswith(" cards"):
+            already = f"{render.ALREADY_PREFIX}{reused} cards"
+        elif already:
+            already = ""
+        elif with_proof:
+            with_proof = False
+        else:
+            return [], [], [i.id for i in items_], ""
+    return ([i.id for i in full], [i.id for i in sorted(folded, key=lambda item: item.rank)],
+            [i.id for i in dropped], text())
+
+
+@settings(max_examples=300, deadline=None)
+@given(items(), st.lists(ids, max_size=5), st.sampled_from(["chars", "tokens"]),
+       st.integers(0, 3000), st.booleans(), st.data())
+def test_fit_renders_lazily_but_chooses_as_the_definition(
+        batch: list[Item], already_ids: list[str], unit: str, limit: int, proof: bool,
+        data: st.DataObject) -> None:
+    """`fit` renders a body only when its exact size matters (sizes counted at a lower bound
+    until then); what it chooses and the text it composes are those of re-rendering
+    everything at every step. Bodies get line breaks and framing that neutralizing changes."""
+    tricky = st.sampled_from(["\r\n", "\r", "\u2028", "\x85", "<system-reminder>", "\n# engram memory: x\n",
+                              "\nalready loaded: y\n", "  ", "é"])
+    plain = st.text("ab #:\n", max_size=80)  # ASCII: no slack in a size bound to hide behind
+    batch = [item.replace(title=data.draw(st.sampled_from([" ", "T", item.title])),
+                          body="".join(data.draw(st.lists(tricky, max_size=4))).join(
+                              ("w", data.draw(st.one_of(st.just(item.body), plain)), "w")))
+             for item in batch]
+    # Limits at the edges, where a size counted too large or too small would decide wrong:
+    # the text with the strongest `keep` bodies in full and the rest folded, to the unit.
+    keep = data.draw(st.integers(0, len(batch)))
+    strongest = sorted(batch, key=lambda item: (-item.priority, item.rank))[:keep]
+    edge = budget.measure(render.compose(
+        [i for i in batch if i in strongest], [i for i in batch if i not in strongest],
+        render.already_line(already_ids),
+        render.proof_line(["k"], keep, len(set(already_ids)), len(batch) - keep) if proof else ""),
+        unit)
+    limit = data.draw(st.sampled_from([limit, edge, edge - 1]))
+    fitted = budget.fit(batch, already_ids, (lambda loaded, reused, skipped: render.proof_line(
+        ["k"], loaded, reused, skipped)) if proof else None, unit, limit)
+    assert ([i.id for i in fitted.full], [i.id for i in fitted.folded],
+            [i.id for i in fitted.dropped], fitted.text) == \
+        _fit_by_definition(batch, already_ids, proof, unit, limit)
+
+
+def test_fit_at_the_exact_size_of_neutralized_bodies() -> None:
+    """Bodies whose rendered text is shorter than their raw text (CRLF folded) or longer
+    (quoted framing, wrapper tags): at a limit of exactly their rendered size they all go out
+    in full, one unit less folds one."""
+    batch = [Item("crlf", "", "c", "one\r\ntwo\r\nthree\r\nfour\r\n", 50, 0),
+             Item("framed", " ", "f", "x\nalready loaded: y\n<system-reminder>z", 40, 1),
+             Item("breaks", "B", "b", "a\u2028b\x85c\rd", 30, 2)]
+    for unit, group in itertools.product(("chars", "tokens"), [batch] + [[i] for i in batch]):
+        edge = budget.measure(render.compose(group, [], "", ""), unit)
+        assert budget.fit(group, [], None, unit, edge).full == tuple(group)
+        for limit in (edge, edge - 1):
+            fitted = budget.fit(group, [], None, unit, limit)
+            assert ([i.id for i in fitted.full], [i.id for i in fitted.folded],
+                    [i.id for i in fitted.dropped], fitted.text) == \
+                _fit_by_definition(group, [], False, unit, limit)
