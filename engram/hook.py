@@ -148,6 +148,11 @@ class HookCall:
         self.written: str | None = None  # the host's answer, once handed to `write`
         # The project folder of native rule files (Claude's .claude/rules/engram), if any.
         self.rules_folder = str((host_def.get("install") or {}).get("native_rules") or "")
+        # A rule-load event: the file relative to the workspace, and the card it is engram's
+        # generated copy of ('' when it is another file).
+        self.rule_file = _rule_file(workspace.location, event.rule_file) \
+            if event.kind == "rule_loaded" else ""
+        self.generated_rule = generated_rule_id(self.rules_folder, self.rule_file)
         self.event = event
         self.workspace = workspace
         self.index = index
@@ -378,11 +383,9 @@ class HookCall:
 
     # --- side channels ------------------------------------------------------------------
     def _record_rule_loaded(self, entry: dict[str, Any], now: float) -> None:
-        folder, name = os.path.split(self.event.rule_file.replace("\\", "/"))
-        if not self.rules_folder or not name.endswith(".md") or \
-                not (folder + "/").endswith("/" + self.rules_folder.strip("/") + "/"):
+        if not self.generated_rule:
             return
-        slot = self.index.slot_of(name[: -len(".md")])
+        slot = self.index.slot_of(self.generated_rule)
         if slot is None:
             return
         row = self.index.row(slot)
@@ -481,11 +484,9 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     text = call.written
     if text is None:
         text = _written(write, call.encoded(result))
-    rule = _rule_file(ws.location, event.rule_file) if event.kind == "rule_loaded" else ""
-    ours = call.rules_folder.strip("/") + "/"
     firing_log.record(host, event.name, len(text.encode("utf-8")),
-                      (time.perf_counter() - started) * 1000, workspace=ws.key, rule=rule,
-                      engram_rule=ours != "/" and rule.startswith(ours))
+                      (time.perf_counter() - started) * 1000, workspace=ws.key, rule=call.rule_file,
+                      engram_rule=bool(call.generated_rule))
     return text
 
 
@@ -496,7 +497,20 @@ def _rule_file(root: str, path: str) -> str:
     path = path.replace("\\", "/")
     full = path if os.path.isabs(path) else os.path.join(root, path)
     relative = os.path.relpath(full, root).replace("\\", "/")
+    if relative.startswith("../"):
+        # The host may name it through a symlink of the workspace's folder (the root is real).
+        relative = os.path.relpath(os.path.realpath(full), root).replace("\\", "/")
     return os.path.basename(path) if relative.startswith("../") else relative
+
+
+def generated_rule_id(rules_folder: str, relative: str) -> str:
+    """The card id when `relative` (a workspace-relative path, / separators) is one of
+    engram's generated rule files, `<rules_folder>/<id>.md` (install.native_rules), else ''.
+    A file of the same name in another project, or in a sub-folder, is not one of ours."""
+    folder, _, name = relative.rpartition("/")
+    if not rules_folder or folder != rules_folder.strip("/") or not name.endswith(".md"):
+        return ""
+    return name[: -len(".md")]
 
 
 def _written(write: Callable[[str], None] | None, text: str) -> str:

@@ -171,6 +171,52 @@ def test_instructions_loaded_records_native_rule(ws: Path) -> None:
     assert sent_ids(text) == [] and already(text) == ["migrations"]
 
 
+@pytest.mark.parametrize("relative, card", [
+    (".claude/rules/engram/migrations.md", "migrations"),
+    (".claude/rules/engram/sub/migrations.md", ""),  # engram writes no sub-folders
+    (".claude/rules/engram/.gitignore", ""),
+    (".claude/rules/migrations.md", ""),  # the user's own rule
+    ("vendor/.claude/rules/engram/migrations.md", ""),  # another project's copy
+    ("migrations.md", ""),  # the name alone: a file outside the workspace
+    ("?", ""),
+])
+def test_which_loaded_file_is_an_engram_rule(relative: str, card: str) -> None:
+    from engram import hook
+
+    assert hook.generated_rule_id(".claude/rules/engram", relative) == card
+    assert hook.generated_rule_id("", relative) == ""
+
+
+def _observed(ws: Path) -> list[dict]:
+    from engram import firing_log
+
+    return [json.loads(line) for line in Path(firing_log.observed_log_path()).read_text().splitlines()
+            if "rule" in json.loads(line)]
+
+
+def test_a_rule_load_is_engrams_by_one_test_for_delivery_and_doctor(ws: Path, tmp_path: Path) -> None:
+    """The delivery record and the firing log (doctor's `rules`) agree on which loaded file
+    is engram's: a copy in another project is neither; the workspace named through a symlink
+    of its folder is both."""
+    other = tmp_path / "other" / ".claude" / "rules" / "engram" / "migrations.md"
+    document = payload("claude", "InstructionsLoaded.json", ws, file_path=str(other))
+    assert call("claude", document) == ""
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                          prompt="migrations please")))
+    assert sent_ids(text) == ["migrations"]  # another project's copy delivered nothing here
+    assert _observed(ws)[-1]["engram_rule"] is False
+    alias = tmp_path / "alias"
+    alias.symlink_to(ws)
+    rule = alias / ".claude" / "rules" / "engram" / "migrations.md"
+    document = payload("claude", "InstructionsLoaded.json", ws, file_path=str(rule), session_id="s2")
+    assert call("claude", document) == ""
+    text = context(call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                          prompt="migrations please", session_id="s2")))
+    assert sent_ids(text) == [] and already(text) == ["migrations"]
+    last = _observed(ws)[-1]
+    assert last["engram_rule"] is True and last["rule"] == ".claude/rules/engram/migrations.md"
+
+
 def test_gemini_start_before_agent_strips_hook_context(ws: Path) -> None:
     start = json.loads(call("gemini", payload("gemini", "SessionStart.json", ws)))
     assert start == {}  # no always cards here
