@@ -16,6 +16,8 @@ Three ways to give the model its memory are compared:
            at session start and again after the compaction; every card is always in context.
   always   engram re-sending every routed body on every prompt (how peers inject).
   auto     engram's default: each card once per context (again after a compaction).
+A fourth line, `needed`, is what a router that knew the labels would inject (each needed card
+once per context): the floor under `auto`'s characters at 100% needed in context.
 For each: characters injected, and "needed in context": of the (prompt, needed card) pairs, the
 share where the card's full body was in the model's context (delivered since the last
 compaction, up to and including that prompt's own tool calls); also the needed cards that never
@@ -159,6 +161,34 @@ def static_habit(memories: Path, steps: list[dict]) -> dict:
             "cards": len(compiled.active)}
 
 
+def needed_only(memories: Path, steps: list[dict]) -> int:
+    """What a router that knew the labels would inject: the always cards at start and after
+    each compaction, and each needed card once per context, at the first prompt that needs it,
+    rendered the way the hook renders bodies (no `already loaded:` lines). The floor under
+    `auto`'s characters at 100% of needed pairs in context."""
+    from engram import index, render
+
+    compiled = index.load_roots([memories])
+    cards = {card.id: card for card in compiled.all_cards()}
+
+    def text(ids: list[str]) -> int:
+        items = [render.Item(id=i, title=cards[i].title, card=cards[i].card, body=cards[i].body,
+                             priority=cards[i].priority, rank=rank) for rank, i in enumerate(ids)]
+        return len(render.compose(items, [], "", "")) if items else 0
+
+    always = [card.id for card in cards.values() if card.always]
+    total, context = text(always), set(always)
+    for step in steps:
+        if step.get("event") == "compact":
+            total += text(always)
+            context = set(always)
+            continue
+        new = [i for i in dict.fromkeys(step.get("needed") or []) if i not in context]
+        total += text(new)
+        context.update(new)
+    return total
+
+
 def coverage(rows: list[dict]) -> dict:
     pairs = sum(len(r["needed"]) for r in rows)
     missing = sum(len(r["missing"]) for r in rows)
@@ -179,6 +209,9 @@ def webapp(host: str, session: Path = WEBAPP_SESSION) -> dict:
               "compactions": sum(1 for s in steps if s.get("event") == "compact"),
               "static": {"chars": static["chars"], "claude_md_chars": static["claude_md_chars"],
                          "needed_in_context": 1.0}}
+    floor = needed_only(WEBAPP, steps)
+    report["needed_only"] = {"chars": floor, "share_of_static": round(floor / static["chars"], 4),
+                             "needed_in_context": 1.0}
     for mode in ("always", "auto"):
         run = run_session(host, mode, WEBAPP, steps)
         report[mode] = {"chars": run["chars"],
@@ -197,6 +230,9 @@ def render_webapp(report: dict, verbose: bool) -> str:
     static = report["static"]
     lines.append(f"  {'static':<8} {static['chars']:>10,} {1:>9.0%} {'100.0%':>18}  -  "
                  f"(CLAUDE.md of {static['claude_md_chars']:,} chars, loaded twice)")
+    floor = report["needed_only"]
+    lines.append(f"  {'needed':<8} {floor['chars']:>10,} {floor['share_of_static']:>9.1%} "
+                 f"{'100.0%':>18}  -  (only the labelled cards, once per context: the floor)")
     for mode in ("always", "auto"):
         r = report[mode]
         lines.append(f"  {mode:<8} {r['chars']:>10,} {r['share_of_static']:>9.1%} "

@@ -174,3 +174,20 @@ def test_held_out_session_is_gated_at_its_measured_level() -> None:
     assert auto["pairs"] == 37
     assert auto["share_of_static"] <= 0.40
     assert auto["pairs_in_context"] >= 26
+
+
+def test_needed_only_floor_sends_each_needed_card_once_per_context() -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import session_tokens
+
+    def floor(*steps: dict) -> int:
+        return session_tokens.needed_only(session_tokens.WEBAPP, list(steps))
+
+    start = floor()
+    assert start > 0  # the store's always card, at session start
+    one = floor({"needed": ["i18n"]}) - start
+    assert one > 0
+    assert floor({"needed": ["i18n"]}, {"needed": ["i18n"]}, {"needed": []}) == start + one
+    assert floor({"needed": ["i18n"]}, {"event": "compact"}, {"needed": ["i18n"]}) == \
+        2 * (start + one)
