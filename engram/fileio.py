@@ -56,11 +56,12 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY
     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def read_bounded(path: "str | os.PathLike[str]", limit: int) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes. Opened without blocking (a FIFO
-    opens at once), checked with fstat on the open descriptor (no race with a swap after a
-    stat), read with a bound (a file that grows while read is still cut off). Raises
-    FileNotFoundError, NotRegularFile, FileTooLarge or another OSError."""
+def read_bounded(path: "str | os.PathLike[str]", limit: int, head: int | None = None) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (with `head`, only its first
+    `head` bytes). Opened without blocking (a FIFO opens at once), checked with fstat on the
+    open descriptor (no race with a swap after a stat), read with a bound (a file that grows
+    while read is still cut off). Raises FileNotFoundError, NotRegularFile, FileTooLarge or
+    another OSError."""
     import stat
 
     name = os.fspath(path)
@@ -72,7 +73,7 @@ def read_bounded(path: "str | os.PathLike[str]", limit: int) -> bytes:
         if info.st_size > limit:
             raise FileTooLarge(27, f"larger than {limit} bytes", name)
         chunks = []
-        remaining = limit + 1
+        remaining = limit + 1 if head is None else min(head, limit + 1)
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:

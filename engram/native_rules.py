@@ -54,12 +54,15 @@ def render_rule(card: "Card") -> str:
 
 
 def _is_generated(path: Path) -> bool:
+    """Does the file carry the marker near its top? Only its first 4 KiB are read; a file over
+    1 MiB is never one of ours."""
     from engram.fileio import read_bounded
 
     try:  # a FIFO planted in the rules folder must not hang SessionStart
-        return GENERATED_MARKER in read_bounded(path, 1024 * 1024)[:4096].decode("utf-8", "replace")
+        head = read_bounded(path, 1024 * 1024, head=4096)
     except OSError:
         return False
+    return GENERATED_MARKER in head.decode("utf-8", "replace")
 
 
 def stays_inside(rules_dir: "str | os.PathLike[str]", root: "str | os.PathLike[str]") -> bool:

@@ -70,6 +70,50 @@ def test_sync_and_remove_leave_user_files_alone(tmp_path: Path) -> None:
     assert rules.is_dir() and (rules / "mine.md").exists()
 
 
+def test_telling_a_generated_rule_reads_only_the_top_of_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stale generated rule (the marker at its top) is removed, a big user file with the
+    marker further down is kept, a file over 1 MiB is never ours; the check reads at most
+    4 KiB of each file."""
+    from engram import fileio
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "stale.md").write_text(render_rule(card("stale")) + "x" * 500_000)
+    (rules / "notes.md").write_text("n" * 5000 + GENERATED_MARKER)
+    (rules / "huge.md").write_text(render_rule(card("huge")) + "x" * (1024 * 1024))
+    read: list[int] = []
+    real_read = fileio.os.read
+
+    def counting_read(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(fileio.os, "read", counting_read)
+    removed = remove_rules(rules)
+    assert [p.name for p in removed] == ["stale.md"]
+    assert sorted(p.name for p in rules.iterdir()) == ["huge.md", "notes.md"]
+    assert read and max(read) <= 4096, read
+
+
+def test_read_bounded_head(tmp_path: Path) -> None:
+    import os
+
+    from engram.fileio import FileTooLarge, NotRegularFile, read_bounded
+
+    path = tmp_path / "f"
+    path.write_bytes(b"abcdef")
+    assert read_bounded(path, 10, head=4) == b"abcd"
+    assert read_bounded(path, 10, head=100) == b"abcdef"
+    with pytest.raises(FileTooLarge):
+        read_bounded(path, 5, head=2)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo")
+        with pytest.raises(NotRegularFile):
+            read_bounded(tmp_path / "fifo", 10, head=4)
+
+
 def test_sync_into_an_unwritable_place_does_not_raise(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
