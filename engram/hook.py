@@ -408,12 +408,17 @@ class HookCall:
 
             from engram import native_rules
 
-            scoped = [self.index.card(slot) for slot in self.index.active
-                      if self.index.row(slot).applies_to]
+            slots = [slot for slot in self.index.active if self.index.row(slot).applies_to]
+            scoped = [self.index.card(slot) for slot in slots]
+            # The compiler's verdict, for the content each key names: index.card gives that
+            # content (the file's bytes while they hash the same, else the stored copy).
+            blocked = set(self.index.data.get("secret_slots") or ())
+            verdicts = {f"{self.index.row(slot).id}@{self.index.row(slot).hash}": slot in blocked
+                        for slot in slots}
             # Never through a committed symlink that leads out of the workspace.
             native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
                                     follow=self.settings.get("install.follow_symlinks") is True,
-                                    loads_natively=self.native[0])
+                                    loads_natively=self.native[0], secret_verdicts=verdicts)
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
             from engram import log
 

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Final, Iterable
+from typing import TYPE_CHECKING, Callable, Final, Iterable, Mapping
 
 from engram.fileio import atomic_write_text
 
@@ -98,12 +98,17 @@ def loaded_natively(patterns: tuple[str, ...], root: "str | os.PathLike[str] | N
 
 def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
                root: "str | os.PathLike[str] | None" = None, follow: bool = False,
-               loads_natively: tuple[str, ...] = ()) -> list[Path]:
+               loads_natively: tuple[str, ...] = (),
+               secret_verdicts: Mapping[str, bool] | None = None) -> list[Path]:
     """Make `rules_dir` hold exactly one current rule per card with `applies_to` (cards with
-    unsafe ids, and with `root` the cards the host loads by itself per its `loads_natively`
-    globs, are skipped); returns the paths written or removed (or, with `dry_run`, that
-    would be). With `root`, writes nothing when the folder leads outside it (unless the user
-    set `follow`). Never raises on I/O."""
+    unsafe ids or a secret, and with `root` the cards the host loads by itself per its
+    `loads_natively` globs, are skipped); returns the paths written or removed (or, with
+    `dry_run`, that would be). With `root`, writes nothing when the folder leads outside it
+    (unless the user set `follow`). Never raises on I/O.
+
+    `secret_verdicts`: card key (`id@content hash`) -> whether the compiled index found a
+    secret in that content. A verdict is used only for a card of that exact key: the key names
+    the content it was given for, and any other card (an edit since, another hash) is scanned."""
     from engram import secrets
 
     if root is not None and not follow and not stays_inside(rules_dir, root):
@@ -117,8 +122,7 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
         # already loads from its own file (.claude/rules/x.md, an imported CLAUDE.md): a copy
         # under .claude/rules/engram/ would be the same rule twice.
         if card.applies_to and is_safe_id(card.id) and not secrets.name_kind(card.id) and \
-                not (native and native(card)) and \
-                not secrets.has_secrets(secrets.card_text(card)):
+                not (native and native(card)) and not _holds_secret(card, secret_verdicts):
             wanted.setdefault(f"{card.id}.md", render_rule(card))
     changed: list[Path] = []
     if wanted and not dry_run:
@@ -150,6 +154,13 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
                 except OSError:
                     pass
     return changed
+
+
+def _holds_secret(card: "Card", verdicts: Mapping[str, bool] | None) -> bool:
+    from engram import secrets
+
+    known = verdicts.get(card.key) if verdicts else None
+    return known if known is not None else secrets.has_secrets(secrets.card_text(card))
 
 
 def remove_rules(rules_dir: Path, dry_run: bool = False) -> list[Path]:

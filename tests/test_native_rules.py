@@ -114,6 +114,26 @@ def test_read_bounded_head(tmp_path: Path) -> None:
             read_bounded(tmp_path / "fifo", 10, head=4)
 
 
+def test_a_stored_secret_verdict_counts_only_for_the_content_it_was_given_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled index's verdict saves the scan for a card of the exact key (id@hash) it
+    was given for; a card of any other key is scanned, so a stale verdict lets no secret
+    through."""
+    from engram import secrets
+
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    scanned: list[str] = []
+    real = secrets.has_secrets
+    monkeypatch.setattr(secrets, "has_secrets", lambda text: scanned.append(text) or real(text))
+    clean, edited, blocked = card("clean"), card("edited", body=f"Token {token}."), card("blocked")
+    verdicts = {"clean@h": False, "edited@old-hash": False, "blocked@h": True}
+    rules = tmp_path / "rules"
+    changed = sync_rules(rules, [clean, edited, blocked], secret_verdicts=verdicts)
+    assert [p.name for p in changed] == ["clean.md"]
+    assert scanned == [secrets.card_text(edited)]  # only the card its verdict did not name
+    assert token not in "".join(p.read_text() for p in rules.iterdir())
+
+
 def test_sync_into_an_unwritable_place_does_not_raise(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -131,6 +131,39 @@ def test_a_secret_planted_in_place_is_never_sent(ws: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.usefixtures("deferred")
+def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Native mode writes rule files at session start from the index, using the compiler's
+    secret verdicts (no scan of unchanged cards). Answered from a stale index, the card is
+    the content its key names, so the token planted since is never written."""
+    from engram import secrets
+
+    scoped = FIRST.replace("tags:", 'applies_to: ["deploy/**"]\ntags:')
+    path = ws / ".agents" / ".engram" / "release.md"
+    path.write_text(scoped, encoding="utf-8")
+    (ws / ".agents" / "engram.json").write_text(json.dumps({"hooks": {"path_rules": "native"}}))
+    rules = ws / ".claude" / "rules" / "engram"
+    rules.mkdir(parents=True)
+    start = json.dumps(payload("claude", "SessionStart.json", ws)).encode()
+    hook.handle("claude", start, defer=False)
+    index._deferred.clear()
+    assert "Releases are cut from main" in (rules / "release.md").read_text()
+    scans: list[str] = []
+    real = secrets.has_secrets
+    monkeypatch.setattr(secrets, "has_secrets", lambda text: scans.append(text) or real(text))
+    hook.handle("claude", start, defer=True)
+    index._deferred.clear()
+    assert scans == []  # the stored verdict served
+    edit_in_place(path, scoped.replace("Releases are cut", f"Use {GITHUB}. Releases are cut"))
+    hook.handle("claude", start, defer=True)
+    index._deferred.clear()
+    assert all(GITHUB not in p.read_text() for p in rules.iterdir())
+    hook.handle("claude", start, defer=False)  # compiled afresh: the card now holds a secret
+    index._deferred.clear()
+    assert not (rules / "release.md").exists()
+
+
+@pytest.mark.usefixtures("deferred")
 def test_a_card_that_no_longer_parses_or_changed_id_is_skipped(ws: Path) -> None:
     path = ws / ".agents" / ".engram" / "release.md"
     call(ws, "warm")
