@@ -47,6 +47,13 @@ SHELLS = ("bash", "zsh", "fish")
 
 def script_or_install(shell: str, install: bool) -> int:
     """Print the completion script for `shell`, or install it; the exit code."""
+    # typer's private module, on purpose: no public API prints or installs the script for a
+    # named shell on every typer the pins allow. typer documents only the --show-completion
+    # and --install-completion options (which detect the shell, print with their own wording
+    # and exit); typer.completion re-exports these two functions without exporting them
+    # (mypy --strict refuses the import); click's public shell_completion has the script
+    # but no install, and typer 0.2x no longer installs click at all (it vendors it as
+    # typer._click). .ci/run runs tests/test_completion.py on typer 0.16.0 and the current one.
     from typer import _completion_shared as shared
 
     from engram import output
