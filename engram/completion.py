@@ -52,7 +52,7 @@ def script_or_install(shell: str, install: bool) -> int:
     # and --install-completion options (which detect the shell, print with their own wording
     # and exit); typer.completion re-exports these two functions without exporting them
     # (mypy --strict refuses the import); click's public shell_completion has the script
-    # but no install, and typer 0.2x no longer installs click at all (it vendors it as
+    # but no install, and typer 0.29 does not install click at all (it vendors it as
     # typer._click). .ci/run runs tests/test_completion.py on typer 0.16.0 and the current one.
     from typer import _completion_shared as shared
 
