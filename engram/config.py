@@ -3,9 +3,9 @@ validated against one table of known keys."""
 
 from __future__ import annotations
 
-import json
 import os
 
+from engram import json_accel
 from engram.errors import EngramError
 from engram.record import Record, frozen
 
@@ -152,10 +152,10 @@ def read_file(path: "str | os.PathLike[str]") -> dict[str, Any]:
         raise EngramError(f"cannot read config {path}: {reason}",
                           f"make {path} a plain JSON file, or delete it") from None
     try:
-        document = json.loads(text) if text.strip() else {}
+        document = json_accel.loads(text) if text.strip() else {}
     except RecursionError:
         raise EngramError(f"config {path} nests too deeply", f"fix or delete {path}") from None
-    except json.JSONDecodeError as exc:
+    except json_accel.JSONDecodeError as exc:
         raise EngramError(f"config {path} is not valid JSON (line {exc.lineno})",
                           f"fix or delete {path}") from None
     if not isinstance(document, dict):
@@ -191,4 +191,4 @@ def effective(user: dict[str, Any], workspace: dict[str, Any],
 
 
 def render(flat: dict[str, Any]) -> str:
-    return json.dumps(_nest(flat), indent=2, sort_keys=True) + "\n"
+    return json_accel.dumps(_nest(flat), indent=2, sort_keys=True) + "\n"

@@ -6,11 +6,10 @@ reads, decides and writes (steps 5-8 of a hook call)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from engram import fileio, log, paths
+from engram import fileio, json_accel, log, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,7 +146,7 @@ def read_document(path: str) -> dict[str, Any]:
     except (fileio.NotRegularFile, fileio.FileTooLarge):
         raw = b""
     try:
-        document = json.loads(raw)
+        document = json_accel.loads(raw)
     except (ValueError, RecursionError):  # nested past the recursion limit: corrupt too
         document = None
     if is_valid(document):
@@ -197,4 +196,4 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
 
 
 def _serialize(document: dict[str, Any]) -> str:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return json_accel.dumps(document, sort_keys=True, separators=(",", ":"))

@@ -7,11 +7,10 @@ it grows past MAX_BYTES, so it stays bounded."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from engram import paths
+from engram import json_accel, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ def record(host: str, event: str, answered_bytes: int, duration_ms: float | None
     if rule:
         row["rule"] = rule
         row["engram_rule"] = bool(engram_rule)
-    line = (json.dumps(row, separators=(",", ":")) + "\n").encode("utf-8")
+    line = (json_accel.dumps(row, separators=(",", ":")) + "\n").encode("utf-8")
     try:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -78,7 +77,7 @@ def read(workspace: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
             continue
         for line in lines:
             try:
-                row = json.loads(line)
+                row = json_accel.loads(line)
                 host, event = str(row["host"]), str(row["event"])
             except (ValueError, KeyError, TypeError):
                 continue  # a torn line from a killed process

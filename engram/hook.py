@@ -5,11 +5,10 @@ host's own answer. Everything but the file steps is delegated to pure modules.""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from engram import delivery, delta, fileio
+from engram import delivery, delta, fileio, json_accel
 from engram import event as event_module
 from engram.event import Event
 from engram.index import CompiledIndex
@@ -61,7 +60,7 @@ def encode(spec: Mapping[str, Any], event_name: str, text: str, action: str = "r
         return empty_answer(spec)
     filled = _fill(spec.get("envelope", "$text"),
                    {"$event": event_name, "$text": text, "$action": action, "$slot": slot})
-    return filled if isinstance(filled, str) else json.dumps(filled, ensure_ascii=False)
+    return filled if isinstance(filled, str) else json_accel.dumps(filled, ensure_ascii=False)
 
 
 def _item(index: CompiledIndex, slot: int, rank: int) -> Item:
@@ -464,7 +463,7 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     host = host_def["name"]
     runtime = host_def.get("runtime") or {}
     shape = answer_spec(runtime)
-    payload = json.loads(raw) if raw.strip() else None
+    payload = json_accel.loads(raw) if raw.strip() else None
     event = event_module.normalize(host, runtime, payload)
     if event is None:
         return _written(write, empty_answer(shape))

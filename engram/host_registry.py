@@ -8,11 +8,10 @@ that cache is stale or missing, and a cache that cannot be written is simply ski
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from engram import __version__, paths
+from engram import __version__, json_accel, paths
 
 # The hook path must not pay for `typing` or `dataclasses` (tests/test_hook_process.py), so the
 # Host adapter lives in engram.host_adapter and is imported on first use.
@@ -91,7 +90,7 @@ def _write_cache(cache: str, payload: dict[str, Any]) -> None:
     try:
         from engram.fileio import atomic_write_text
 
-        atomic_write_text(cache, json.dumps(payload, sort_keys=True))
+        atomic_write_text(cache, json_accel.dumps(payload, sort_keys=True))
     except OSError:
         pass  # a read-only state dir costs a YAML parse per call, nothing more
 
@@ -108,7 +107,7 @@ def all_definitions() -> dict[str, dict[str, Any]]:
     try:
         from engram.fileio import read_bounded
 
-        cached = json.loads(read_bounded(cache, MAX_CACHE_BYTES))
+        cached = json_accel.loads(read_bounded(cache, MAX_CACHE_BYTES))
         if cached.get("format") == CACHE_FORMAT and cached.get("stamp") == stamp:
             hosts = cached["hosts"]
             if not isinstance(hosts, dict) or not all(isinstance(h, dict) for h in hosts.values()):

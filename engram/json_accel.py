@@ -1,0 +1,110 @@
+"""`json.loads` and `json.dumps` straight over CPython's C accelerator `_json`, without
+importing the `json` package: `json.decoder` and `json.encoder` import `re` and compile
+patterns at import, which with `re`'s own imports (enum, functools, the pattern parser) costs
+a hook process about two thirds of a bare interpreter start.
+
+The results are exactly the `json` package's: it drives the same C scanner and encoder with
+the same settings. Whatever this module does not do itself (an interpreter without `_json`,
+`indent=` output, a payload in UTF-16/32 or with a BOM, invalid JSON) is handed to the `json`
+package, so its exceptions (`JSONDecodeError`, a ValueError) are the package's own."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from json import JSONDecodeError as JSONDecodeError
+    from typing import Any, Callable
+
+_accel: Any = None
+if sys.implementation.name == "cpython":  # elsewhere `_json`, if any, may differ
+    try:
+        import _json as _accel
+    except ImportError:  # pragma: no cover - a CPython built without the accelerator
+        pass
+
+# What `json.decoder.WHITESPACE` skips around the value.
+_WHITESPACE = " \t\n\r"
+# UTF-8 BOM, UTF-16 BOMs (the UTF-32 ones start with these or with NULs): `json.loads`
+# decodes such bytes by their BOM, and NULs in the first four bytes by where they fall.
+_NOT_PLAIN_UTF8 = (b"\xef\xbb\xbf", b"\xfe\xff", b"\xff\xfe")
+
+
+class _Settings:
+    """The attributes `_json.make_scanner` reads, with `json.JSONDecoder()`'s defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                      "NaN": float("nan")}.__getitem__
+
+
+_scan: Callable[[str, int], tuple[Any, int]] | None = (
+    _accel.make_scanner(_Settings()) if _accel is not None else None)
+
+
+def _stdlib() -> Any:
+    import json
+
+    return json
+
+
+def __getattr__(name: str) -> Any:
+    """`json_accel.JSONDecodeError` (for `except` clauses) imports `json` only when asked."""
+    if name == "JSONDecodeError":
+        return _stdlib().JSONDecodeError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def loads(document: str | bytes | bytearray) -> Any:
+    """`json.loads(document)`."""
+    if _scan is None:
+        return _stdlib().loads(document)
+    if isinstance(document, str):
+        text = document
+        if text.startswith("\ufeff"):
+            return _stdlib().loads(document)
+    elif isinstance(document, (bytes, bytearray)) and not (
+            0 in document[:4] or document.startswith(_NOT_PLAIN_UTF8)):
+        text = document.decode("utf-8", "surrogatepass")
+    else:
+        return _stdlib().loads(document)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    failed = False
+    try:
+        value, end = _scan(text, start)
+    except Exception:  # noqa: BLE001
+        # StopIteration ("Expecting value"), or an error the scanner describes only when
+        # `json.decoder` is already imported (before Python 3.12 it raises SystemError
+        # otherwise): the json package raises its own exception for the same text.
+        failed = True
+    if failed or (end != len(text) and text[end:].lstrip(_WHITESPACE)):  # or "Extra data"
+        return _stdlib().loads(text)
+    return value
+
+
+def _unserializable(value: object) -> Any:
+    """`json.JSONEncoder.default`."""
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def dumps(value: Any, *, ensure_ascii: bool = True, separators: tuple[str, str] | None = None,
+          sort_keys: bool = False, indent: int | str | None = None) -> str:
+    """`json.dumps(value, ...)` for these options."""
+    if indent is not None or _accel is None:
+        return str(_stdlib().dumps(value, ensure_ascii=ensure_ascii, separators=separators,
+                                   sort_keys=sort_keys, indent=indent))
+    quote = _accel.encode_basestring_ascii if ensure_ascii else _accel.encode_basestring
+    if isinstance(value, str):
+        return str(quote(value))
+    item_separator, key_separator = separators if separators is not None else (", ", ": ")
+    # What `json.JSONEncoder.iterencode` builds for a one-shot encode without indent: a fresh
+    # circular-reference table, skipkeys off, NaN and the infinities allowed.
+    encode = _accel.make_encoder({}, _unserializable, quote, None, key_separator,
+                                 item_separator, sort_keys, False, True)
+    return "".join(encode(value, 0))
+
