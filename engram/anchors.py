@@ -5,13 +5,17 @@ dropped, even when their tail would match a glob."""
 from __future__ import annotations
 
 import os
-import re
+
+from engram.text import WordChars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Final
+    from typing import Callable, Final, Iterator
 
-_PATHLIKE: Final = re.compile(r"[`'\"(<\[]?((?:~|\.{1,2})?/?[\w.@+-]+(?:/[\w.@+-]+)*/?)[`'\")>\].,:;!?]*")
+# The characters of a path part (`[\w.@+-]`), with `/` and `~`; any other becomes a space.
+_PATH_CHARS: Final = WordChars(".@+-/~")
+# Closing quotes, brackets and punctuation: skipped after a path, never the start of the next.
+_CLOSERS: Final = frozenset("`'\")>].,:;!?")
 MAX_PROMPT_PATHS: Final = 32
 
 
@@ -51,12 +55,57 @@ def touched(paths: list[str], cwd: str, root: str) -> tuple[list[str], list[str]
     return inside, warnings
 
 
+def pathlike(prompt: str) -> Iterator[str]:
+    """The path-like tokens of a prompt, in order: group 1 of each match of the regex
+    `[`'"(<\\[]?((?:~|\\.{1,2})?/?[\\w.@+-]+(?:/[\\w.@+-]+)*/?)[`'")>\\].,:;!?]*`,
+    found without `re`. A token is a run of path parts joined by single slashes, after an
+    optional `~` and `/`, with an optional trailing slash; the closers after one are passed
+    over (so `a/).b` gives `a/` and `b`). An opening quote or bracket never changes a token."""
+    marked = prompt.translate(_PATH_CHARS)
+    resume = 0  # where the regex would search next: past the closers after the last token
+    end = -1
+    for piece in marked.split(" "):
+        start, end = end + 1, end + 1 + len(piece)
+        if not piece or end <= resume:  # nothing, or passed over as closers
+            continue
+        size = len(piece)
+        i = max(resume - start, 0)
+        last = -1  # where the piece's last token ended
+        if i == 0 and "/" not in piece and "~" not in piece:
+            yield piece  # the common case: one word, one token
+            i = last = size
+        while i < size:
+            body = i + 1 if piece[i] in "/~" else i
+            if piece[i] == "~" and piece[body:body + 1] == "/" and \
+                    piece[body + 1:body + 2] not in ("", "/", "~"):
+                body += 1
+            if piece[body:body + 1] in ("", "/", "~"):
+                i += 1  # a lone `~` or `/`: no token starts here
+                continue
+            j = body
+            while True:  # parts joined by single slashes
+                while j < size and piece[j] not in "/~":
+                    j += 1
+                if piece[j:j + 1] == "/" and piece[j + 1:j + 2] not in ("", "/", "~"):
+                    j += 1
+                    continue
+                break
+            if piece[j:j + 1] == "/":
+                j += 1
+            yield piece[i:j]
+            i = last = j
+        if last == size:
+            resume = end
+            while resume < len(prompt) and prompt[resume] in _CLOSERS:
+                resume += 1
+
+
 def named_in_prompt(prompt: str, cwd: str, root: str,
                     is_file: Callable[[str], bool] = os.path.isfile) -> list[str]:
     """Workspace files the prompt names (`src/app.py`, `./README.md`), checked on disk."""
     found: list[str] = []
-    for match in _PATHLIKE.finditer(prompt):
-        token = match.group(1).rstrip("/")
+    for token in pathlike(prompt):
+        token = token.rstrip("/")
         if "/" not in token and "." not in token.strip("."):
             continue
         relative = relative_to_root(token, cwd, root)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import re
-
 from engram.record import Record, frozen
 
 TYPE_CHECKING = False
@@ -86,8 +84,15 @@ def _text(value: Any) -> str:
 def strip_blocks(prompt: str, tags: list[str]) -> str:
     """Drop `<tag>...</tag>` blocks (text an earlier hook injected) from a prompt."""
     for tag in tags:
-        name = re.escape(tag)
-        prompt = re.sub(rf"<{name}>.*?</{name}>", " ", prompt, flags=re.DOTALL)
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        kept: list[str] = []
+        done = 0
+        while (start := prompt.find(opening, done)) >= 0 and \
+                (end := prompt.find(closing, start + len(opening))) >= 0:
+            kept += (prompt[done:start], " ")  # a block becomes one space
+            done = end + len(closing)
+        if kept:
+            prompt = "".join(kept) + prompt[done:]
     return prompt.strip()
 
 

@@ -4,8 +4,6 @@ give the same bytes."""
 
 from __future__ import annotations
 
-import re
-
 from engram.record import Record, frozen
 
 TYPE_CHECKING = False
@@ -17,20 +15,29 @@ FOLDED_HEADER: Final = "### engram memory, folded to one line each (over the siz
 ALREADY_PREFIX: Final = "already loaded: "
 PROOF_PREFIX: Final = "Engram proof: "
 # Every line break a host or a model may honour, not only `\n`: a card must not start a line
-# of its own after `\r`, U+2028 or U+0085 that the guard below never saw as one.
-_BREAKS: Final = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# of its own after `\r`, U+2028 or U+0085 that the guard below never saw as one. `\r\n`
+# is one break.
+_BREAKS: Final = str.maketrans(dict.fromkeys("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", "\n"))
 # Host wrapper tags: a body holding `</hook_context>` would close Gemini's wrapper and read as
 # the user's own words; `<system-reminder>` would pose as the host. Shown, but inert.
-# The two patterns below are compiled on first use (re caches them): ~1 ms of import a
-# hook without a body holding `<` or non-ASCII text never needs.
+# Compiled only for text where `_may_hold_wrapper_tag` finds a candidate: `re` costs a hook
+# process more to import than the rest of its work on a plain prompt.
 _WRAPPER_TAG: Final = (
     r"<(\s{0,3}/?\s{0,3}(?:system(?:[-_ ]?(?:reminder|prompt|message|instructions?))?|hook[-_]context"
     r"|user[-_]prompt[-_]submit[-_]hook|command[-_](?:name|message|args)|local[-_]command[-_]std(?:out|err)"
     r"|function[-_]results?|function[-_]calls|\|?im[-_](?:start|end|sep)\|?|developer[-_]?(?:message|instructions)?"
     r"|antml:[a-z_]{1,40})(?=[\s/>|])[^<>\n]{0,200})>")
-_INVISIBLE: Final = ("[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f"
-                 "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f"
-                 "\ufeff\uffa0\U000e0000-\U000e01ef]")
+# The names `_WRAPPER_TAG` starts with, lowercased: a `<` followed (after spaces and `/`) by
+# none of these cannot begin a wrapper tag.
+_WRAPPER_STARTS: Final = ("system", "hook-", "hook_", "user-", "user_", "command-", "command_",
+                          "local-", "local_", "function-", "function_", "|im-", "|im_", "im-",
+                          "im_", "developer", "antml:")
+# Invisible characters (soft hyphen, zero-width and bidi controls, Hangul fillers, variation
+# selectors, tag characters), deleted before a line is compared.
+_INVISIBLE: Final = dict.fromkeys(
+    [0x00ad, 0x034f, 0x061c, 0x115f, 0x1160, 0x180e, *range(0x200b, 0x2010),
+     *range(0x202a, 0x202f), *range(0x2060, 0x2065), *range(0x2066, 0x2070), 0x3164,
+     *range(0xfe00, 0xfe10), 0xfeff, 0xffa0, *range(0xe0000, 0xe01f0)])
 # Letters that look Latin but are not (NFKC keeps them apart): Cyrillic and Greek.
 _LOOKALIKES: Final = str.maketrans("аеорсухкмтнвіјѕԁԛԝɡοαερνκτιυ", "aeopcyxkmthbijsdqwgoaepvktiu")
 _GUARDED: Final = ("already loaded:", "engram proof:")
@@ -43,7 +50,7 @@ def _skeleton(line: str) -> str:
     if not line.isascii():
         import unicodedata
 
-        line = unicodedata.normalize("NFKC", re.sub(_INVISIBLE, "", line)).casefold()
+        line = unicodedata.normalize("NFKC", line.translate(_INVISIBLE)).casefold()
         line = line.translate(_LOOKALIKES)
     else:
         line = line.lower()
@@ -53,7 +60,23 @@ def _skeleton(line: str) -> str:
 
 def break_lines(text: str) -> list[str]:
     """`text` split at every line break `neutralize` honours."""
-    return _BREAKS.sub("\n", text).split("\n")
+    return _unify_breaks(text).split("\n")
+
+
+def _unify_breaks(text: str) -> str:
+    return text.replace("\r\n", "\n").translate(_BREAKS)
+
+
+def _may_hold_wrapper_tag(text: str) -> bool:
+    """Could `_WRAPPER_TAG` match anywhere in `text`? False only when no `<` is followed,
+    after whitespace and a `/`, by the start of a wrapper name (ASCII, any case)."""
+    at = text.find("<")
+    while at >= 0:
+        name = text[at + 1:at + 24].lstrip().lstrip("/").lstrip()[:10]
+        if not name.isascii() or name.lower().startswith(_WRAPPER_STARTS):
+            return True  # a non-ASCII letter may match a name under IGNORECASE: let re decide
+        at = text.find("<", at + 1)
+    return False
 
 
 def is_forged(line: str) -> bool:
@@ -80,8 +103,10 @@ class Item(Record):
 def neutralize(text: str) -> str:
     """Card text made safe to emit: every line break a plain `\n`, host wrapper tags shown
     as `‹tag›`, and lines that imitate engram's framing quoted (`> already loaded: ...`)."""
-    text = _BREAKS.sub("\n", text)
-    if "<" in text:
+    text = _unify_breaks(text)
+    if _may_hold_wrapper_tag(text):
+        import re
+
         text = re.compile(_WRAPPER_TAG, re.IGNORECASE).sub(lambda m: f"‹{m.group(1)}›", text)
     lines = text.split("\n")
     for index, line in enumerate(lines):
@@ -92,7 +117,7 @@ def neutralize(text: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return neutralize(" ".join(re.sub(_INVISIBLE, "", text).split()) if not text.isascii()
+    return neutralize(" ".join(text.translate(_INVISIBLE).split()) if not text.isascii()
                       else " ".join(text.split()))
 
 
