@@ -4,6 +4,7 @@ what the hook path needs, and lose nothing when 20 hooks run at once on one sess
 from __future__ import annotations
 
 import json
+import site
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from hookkit import context, make_workspace, payload, run_process, sent_ids
 
 from engram import delivery, paths
@@ -73,26 +75,47 @@ def test_oversized_stdin_is_refused(ws: Path) -> None:
     assert done.returncode == 0 and done.stdout.strip() == b"{}"
 
 
-def test_hook_path_imports(ws: Path) -> None:
-    script = (
-        "import sys, io, json\n"
-        "before = set(sys.modules)\n"  # what the interpreter (or an editable finder) loaded
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
-        "from engram.entry import main\n"
-        "main(['hook', 'claude'])\n"
-        "main(['hook', 'claude'])\n"
-        "bad = [m for m in ('typer', 'click', 'yaml', 'portalocker', 'wcmatch', 'dataclasses', 'pathlib',"
-        " 'typing', 'tempfile', 'hashlib', 'jsonschema',"
-        # sqlite3's Python layer imports datetime; the glob compiler only for a path that can
-        # match a host's own rule files (a card under the memory folder cannot)
-        " 'sqlite3', 'datetime', 'engram.globs') if m in sys.modules and m not in before]\n"
-        "print('BAD', bad, file=sys.stderr)\n"
-    )
-    document = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist"))
-    warm = subprocess.run([sys.executable, "-c", script, document], capture_output=True, text=True)
-    done = subprocess.run([sys.executable, "-c", script, document], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "BAD []" in done.stderr, done.stderr + warm.stderr
+# Run with -S: an editable install's import hook (a .pth file) imports `re` and `enum` before
+# any engram code runs, which would hide them from the check. The repository and the
+# site-packages folders this interpreter uses (for xxhash) are put on the path by hand.
+IMPORT_CHECK = (
+    "import sys, io\n"
+    "sys.path[:0] = [sys.argv[3]]; sys.path += sys.argv[4:]\n"
+    "before = set(sys.modules)\n"  # what the interpreter itself loaded
+    "if sys.argv[2] == 'control':\n"
+    "    import json\n"  # the positive control: an import the check must see
+    "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
+    "from engram.entry import main\n"
+    "main(['hook', 'claude'])\n"
+    "main(['hook', 'claude'])\n"
+    "bad = [m for m in ('typer', 'click', 'yaml', 'portalocker', 'wcmatch', 'dataclasses', 'pathlib',"
+    " 'typing', 'tempfile', 'hashlib', 'jsonschema',"
+    # regular expressions and the json package (which imports re): a plain prompt needs neither
+    " 're', 'json', 'enum',"
+    # sqlite3's Python layer imports datetime; the glob compiler only for a path that can
+    # match a host's own rule files (a card under the memory folder cannot)
+    " 'sqlite3', 'datetime', 'engram.globs') if m in sys.modules and m not in before]\n"
+    "print('BAD', bad, file=sys.stderr)\n"
+)
+
+
+@pytest.mark.parametrize("prompt", ["release checklist",
+                                    "Ünïcode prompt: is a < b in <div> code? `release` + sessionToken"])
+def test_hook_path_imports(ws: Path, prompt: str) -> None:
+    document = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt=prompt))
+
+    def check(mode: str) -> str:
+        done = subprocess.run([sys.executable, "-S", "-c", IMPORT_CHECK, document, mode, str(REPO),
+                               *site.getsitepackages()], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "release" in context(done.stdout.split("\n")[0]), done.stdout  # sent or already
+        return done.stderr
+
+    warm = check("plain")  # the first call builds the index
+    plain = check("plain")
+    assert "BAD []" in plain, plain + warm
+    control = check("control")
+    assert "'re'" in control and "'json'" in control, control  # the check sees an import
 
 
 def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
