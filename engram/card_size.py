@@ -5,7 +5,7 @@ only its one-line card."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from engram.card import Card
 from engram.record import Record, frozen
@@ -55,9 +55,15 @@ def fits(card: Card, settings: Mapping[str, Any], names: "list[str] | None" = No
     return result
 
 
-def linked_hosts(project_root: Path) -> list[str]:
+def linked_hosts(project_root: Path, inspected: Iterable[Any] | None = None) -> list[str]:
     """Hosts with engram's entries in the project's or the user's config (any state but
-    `not linked`), for checks that only matter where memory is delivered."""
+    `not linked`), for checks that only matter where memory is delivered. `inspected`: the
+    health.inspect rows of this project a caller already has (doctor), read instead of the
+    config files."""
+    if inspected is not None:
+        linked = {row.host for row in inspected if row.scope in ("project", "global")
+                  and row.state not in ("not linked", "unreadable")}
+        return [host.name for host in injecting_hosts() if host.install and host.name in linked]
     from engram.installer import health, ops
 
     names = []

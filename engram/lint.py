@@ -190,12 +190,14 @@ def lint_index(compiled: "CompiledIndex", tree_root: Path | None, settings: dict
     return sorted(set(problems), key=lambda p: (p.path, p.line or 0, p.severity, p.message))
 
 
-def report_workspace(workspace: "Workspace") -> tuple[list[Problem], int]:
-    """(problems, number of routable cards) for the workspace."""
+def report_workspace(workspace: "Workspace", inspected: Iterable[Any] | None = None,
+                     ) -> tuple[list[Problem], int]:
+    """(problems, number of routable cards) for the workspace; `inspected`: see
+    card_size.linked_hosts."""
     from engram import card_size, index
 
     compiled = index.load_or_build(workspace)
-    hosts = card_size.linked_hosts(workspace.root)
+    hosts = card_size.linked_hosts(workspace.root, inspected)
     return lint_index(compiled, workspace.root, dict(workspace.settings), hosts), \
         len(compiled.all_cards())
 
@@ -207,8 +209,8 @@ def report_roots(roots: list[Path]) -> tuple[list[Problem], int]:
     return lint_index(compiled, None), len(compiled.all_cards())
 
 
-def lint_workspace(workspace: "Workspace") -> list[Problem]:
-    return report_workspace(workspace)[0]
+def lint_workspace(workspace: "Workspace", inspected: Iterable[Any] | None = None) -> list[Problem]:
+    return report_workspace(workspace, inspected)[0]
 
 
 def lint_roots(roots: list[Path]) -> list[Problem]:

@@ -184,3 +184,35 @@ def test_observed_firing_is_per_workspace_and_per_rule_file(tmp_path: Path,
     assert loaded["count"] == 1 and loaded["rules"] == {".claude/rules/engram/release.md": 1}
     _, report = doctor(second, capsys)
     assert host(report, "claude")["observed"] == {}
+
+
+def test_doctor_reads_each_config_file_once(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture) -> None:
+    """The command warnings take the hook commands from the rows already inspected: a linked
+    config file is read and parsed once per run, not a second time for its commands."""
+    from engram.installer import filedance, health, plan
+
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert engram("link", "codex", "--global", cwd=workspace) == 0
+    # Too big for a linked host's budget: lint (inside doctor) warns only for linked hosts.
+    (workspace / ".agents" / ".engram" / "big.md").write_text(
+        "---\nid: big\ntags: [big]\n---\n" + "A long rule line about the build.\n" * 600)
+    from engram import lint
+    from engram import workspace as workspace_module
+
+    expected = lint.lint_workspace(workspace_module.load(workspace))
+    assert any("big" in p.path for p in expected if p.severity == "warning")
+    reads: dict[str, int] = {}
+    real = filedance.read_config_bytes
+
+    def counting(path: Path) -> bytes:
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return real(path)
+
+    for module in (health, plan):
+        monkeypatch.setattr(module, "read_config_bytes", counting)
+    code, report = doctor(workspace, capsys)
+    assert report["lint"]["warnings"] == sum(1 for p in expected if p.severity == "warning")
+    assert report["lint"]["errors"] == sum(1 for p in expected if p.severity == "error")
+    linked = [c["path"] for h in report["hosts"] for c in h["configured"] if c["state"] == "linked"]
+    assert len(linked) == 2 and all(reads[path] == 1 for path in linked), reads

@@ -13,7 +13,7 @@ from engram.installer.ops import command_setting, display, project_root
 NATIVE_SHOWN = 10
 
 
-def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
+def _lint(ws: workspace.Workspace | None, inspected: list[health.Configured]) -> dict[str, Any]:
     if ws is None:
         return {"available": False, "errors": 0, "warnings": 0, "reason": "no workspace"}
     try:
@@ -21,7 +21,7 @@ def _lint(ws: workspace.Workspace | None) -> dict[str, Any]:
     except ImportError:
         return {"available": False, "errors": 0, "warnings": 0, "reason": "lint unavailable"}
     try:
-        problems = lint_workspace(ws)
+        problems = lint_workspace(ws, inspected)
     except Exception as exc:  # a lint bug must not hide the host report
         return {"available": False, "errors": 0, "warnings": 0, "reason": f"lint failed: {exc}"}
     return {"available": True, "reason": "",
@@ -61,6 +61,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     hook_setting = command_setting(cwd)
     root = project_root(cwd)
     rows = []
+    configured: list[health.Configured] = []
     for host in host_registry.registry():
         item: dict[str, Any] = {"host": host.name, "display_name": host.display_name,
                                 "supported": host.supported, "reason": host.reason,
@@ -71,17 +72,16 @@ def collect(cwd: Path) -> dict[str, Any]:
         if host.supported and host.install:
             scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file")
                                          else []) + [(True, False)]
-            item["configured"] = [health.inspect(host, root, g, rules, hook_setting, local).to_json()
-                                  for g, local in scopes]
+            found = [health.inspect(host, root, g, rules, hook_setting, local) for g, local in scopes]
+            configured += found
+            item["configured"] = [row.to_json() for row in found]
         rows.append(item)
     problems = [{"host": r["host"], "scope": c["scope"], "path": c["path"],
                  "problem": c["problem"], "fix": c["fix"]}
                 for r in rows for c in r["configured"] if c["broken"]]
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
     problems += health.rule_folder_problems(root)
-    commands = [str(f.handler.get("command")) for r in rows for c in r["configured"]
-                if c["state"] != "not linked" and c["state"] != "unreadable"
-                for f in _found(r["host"], c)]
+    commands = [command for row in configured for command in row.commands]
     warnings = health.command_warnings(commands)
     return output.envelope("doctor", {
         "ok": not problems,
@@ -94,17 +94,11 @@ def collect(cwd: Path) -> dict[str, Any]:
             "warnings": list(ws.warnings) if ws else [],
             "loaded_natively": _native(ws),
         },
-        "lint": _lint(ws),
+        "lint": _lint(ws, configured),
         "hosts": rows,
         "problems": problems,
         "warnings": warnings,
     })
-
-
-def _found(host_name: str, row: dict[str, Any]) -> list[Any]:
-    from engram.installer.plan import installed
-
-    return installed(host_registry.get(host_name), Path(row["path"])) or []
 
 
 def _observed_text(events: dict[str, Any]) -> str:

@@ -46,6 +46,9 @@ class Configured:
     timeout_unit_ok: bool | None = None
     problem: str = ""
     fix: str = ""
+    # The command of each of our entries, in file order (not in the JSON): doctor's command
+    # warnings read them from here instead of parsing the file a second time.
+    commands: tuple[str, ...] = ()
 
     @property
     def broken(self) -> bool:
@@ -105,6 +108,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
                           fix=_unreadable_fix(host, path, global_scope, local))
     if not found:
         return make(exists=True, state="not linked")
+    make = functools.partial(make, commands=tuple(str(f.handler.get("command")) for f in found))
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules, global_scope=global_scope, local=local,
                       command=command_setting)
