@@ -114,7 +114,7 @@ def _routed(index: CompiledIndex, slots: list[int],
     routed: list[delta.Routed] = []
     blocked = set(index.data.get("secret_slots") or ())
     for rank, slot in enumerate(slots):
-        if slot in blocked:
+        if slot in blocked or index.holds_secret(slot):
             continue  # a card holding a secret is never injected; lint reports it
         row = index.row(slot)
         if native is not None and native[0]:

@@ -100,6 +100,7 @@ class CompiledIndex:
         self.db = db
         self._meta = meta
         self._rows: dict[int, Row | None] = {}
+        self._secret: set[int] = set()  # slots whose row was read with its secret verdict set
         self._cards: dict[int, Card] = {}
         self._regex: dict[int, Any] = {}
         self._active: set[int] | None = None
@@ -127,8 +128,9 @@ class CompiledIndex:
     def row(self, slot: int) -> Row:
         """The light row of a card (fields by name; KeyError for an empty slot)."""
         if slot not in self._rows:
-            found = self.db.execute("SELECT row FROM cards WHERE slot = ?", (slot,)).fetchone()
-            self._rows[slot] = Row(marshal.loads(found[0])) if found and found[0] else None
+            found = self.db.execute("SELECT row, secret FROM cards WHERE slot = ?",
+                                    (slot,)).fetchone()
+            self._keep(slot, *(found or (None, 0)))
         row = self._rows[slot]
         if row is None:
             raise KeyError(slot)
@@ -140,9 +142,22 @@ class CompiledIndex:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for slot, blob in self.db.execute(
-                    f"SELECT slot, row FROM cards WHERE slot IN ({marks})", chunk):
-                self._rows[slot] = Row(marshal.loads(blob)) if blob else None
+            for slot, blob, secret in self.db.execute(
+                    f"SELECT slot, row, secret FROM cards WHERE slot IN ({marks})", chunk):
+                self._keep(slot, blob, secret)
+
+    def _keep(self, slot: int, blob: bytes | None, secret: int) -> None:
+        self._rows[slot] = Row(marshal.loads(blob)) if blob else None
+        if secret:
+            self._secret.add(slot)
+
+    def holds_secret(self, slot: int) -> bool:
+        """Did the compiler find a secret in the content the card's row names? Asked of the
+        row itself, read in one statement with its content hash: the meta's `secret_slots`
+        may be from an earlier snapshot than a row a concurrent refresh wrote since (each
+        statement reads the latest commit), and the body check trusts the row's hash."""
+        self.row(slot)
+        return slot in self._secret
 
     def slot_of(self, card_id: str) -> int | None:
         return (self.meta("ids") or {}).get(card_id)

@@ -164,6 +164,28 @@ def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
 
 
 @pytest.mark.usefixtures("deferred")
+def test_a_secret_a_concurrent_refresh_found_is_never_sent(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another hook's after-answer check finds the secret planted in place and commits while
+    this call runs: this call read the meta (no secret then) before that commit and the card's
+    row, whose hash matches the file, after it. The row's own verdict keeps the body out."""
+    path = ws / ".agents" / ".engram" / "release.md"
+    call(ws, "warm")
+    real = index.load_or_build
+
+    def load_then_refresh_elsewhere(workspace: object, defer: bool = False) -> object:
+        loaded = real(workspace, defer=defer)  # type: ignore[arg-type]
+        edit_in_place(path, card(f"Releases use the token {GITHUB} for the API."))
+        index._load_healing(index.workspace_index_path(workspace),  # type: ignore[arg-type]
+                            index.roots_of(workspace), False, ())  # type: ignore[arg-type]
+        return loaded
+
+    monkeypatch.setattr(index, "load_or_build", load_then_refresh_elsewhere)
+    text = call(ws, "s1")
+    assert GITHUB not in text and "release" not in sent_ids(text)
+
+
+@pytest.mark.usefixtures("deferred")
 def test_a_card_that_no_longer_parses_or_changed_id_is_skipped(ws: Path) -> None:
     path = ws / ".agents" / ".engram" / "release.md"
     call(ws, "warm")
