@@ -301,3 +301,17 @@ def test_the_memory_scan_reads_host_facts_the_hook_already_loaded(
     found, problems = store.scan([(str(root), "workspace")])
     assert [os.path.basename(f.path) for f in found] == ["api.mdc"]
     assert [p.code for p in problems] == ["not-a-rule"]
+
+
+def test_the_personal_file_hint_names_every_host_with_a_local_file(private_hosts: Path) -> None:
+    """doctor's fixes offer `--local` for the hosts whose definition has a local file, and
+    only those: a new host with one is named without code."""
+    from engram.installer import health
+
+    assert health._local_links() == ["`engram link claude --local`"]
+    path = private_hosts / "codex.yaml"
+    path.write_text(path.read_text().replace("  project_file: .codex/hooks.json\n",
+                                             "  project_file: .codex/hooks.json\n"
+                                             "  local_file: .codex/hooks.local.json\n"))
+    host_registry._memo.clear()
+    assert health._local_links() == ["`engram link claude --local`", "`engram link codex --local`"]

@@ -194,3 +194,8 @@ def test_doctor_warns_about_a_shim_and_a_launchers_short_path(
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     text = " ".join(w["warning"] for w in warnings)
     assert "shim" in text and "desktop launcher" in text
+    # The personal-file links named are the ones that exist: --local only where the host
+    # definition has a local file (Claude's).
+    fixes = [w["fix"] for w in warnings]
+    assert fixes[0].endswith("`engram link claude --local` / `engram link HOST --global`")
+    assert fixes[1].endswith("`engram link HOST --global` (or `engram link claude --local`)")

@@ -187,6 +187,7 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
     found = command.locate(portable[0])
     if found is None:
         return []  # reported as a problem by the host rows
+    local = _local_links()
     warnings = []
     if command.is_shim(found):
         warnings.append({
@@ -194,7 +195,7 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
                        "interpreter first (tens of milliseconds per prompt)",
             "fix": "install engram with `pipx install engram` or `uv tool install engram` (a "
                    "direct script), or write this installation's path into your personal files "
-                   "only: `engram link claude --local` / `engram link HOST --global`"})
+                   "only: " + " / ".join([*local, "`engram link HOST --global`"])})
     if command.locate(portable[0], LAUNCHER_PATH) is None:
         folder = str(Path(found).parent)
         warnings.append({
@@ -203,9 +204,17 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
                        "the hooks without effect",
             "fix": f"add {folder} to the PATH your desktop session starts with (~/.profile on "
                    "Linux; `sudo launchctl config user path ...` on macOS), or link that host "
-                   "for yourself with its absolute path: `engram link HOST --global` (or "
-                   "`--local` for Claude)"})
+                   "for yourself with its absolute path: `engram link HOST --global`"
+                   + (f" (or {' / '.join(local)})" if local else "")})
     return warnings
+
+
+def _local_links() -> list[str]:
+    """`engram link NAME --local` for each host with a personal project file (install.local_file)."""
+    from engram import host_registry
+
+    return [f"`{_link_command(host, False, True)}`" for host in host_registry.registry()
+            if host.supported and host.install.get("local_file")]
 
 
 def rule_folder_problems(project_root: Path) -> list[dict[str, str]]:
