@@ -179,10 +179,11 @@ def generated_folders() -> tuple[tuple[str, str], ...]:
     return folders
 
 
-def canonical_name(name: str) -> str:
+def canonical_name(name: str, definitions: dict[str, dict[str, Any]] | None = None) -> str:
     """The host's own name for a name or alias; UnknownHost when there is none."""
     key = name.strip().lower()
-    definitions = all_definitions()
+    if definitions is None:
+        definitions = all_definitions()
     if key in definitions:
         return key
     for host_name, definition in definitions.items():
@@ -192,8 +193,10 @@ def canonical_name(name: str) -> str:
 
 
 def load_host(name: str) -> dict[str, Any]:
-    """The definition of a host, by name or alias, as a dict (see schemas/host.schema.json)."""
-    return all_definitions()[canonical_name(name)]
+    """The definition of a host, by name or alias, as a dict (see schemas/host.schema.json).
+    One stamp of the hosts folder per call: the hook calls it once per payload."""
+    definitions = all_definitions()
+    return definitions[canonical_name(name, definitions)]
 
 
 def __getattr__(name: str) -> object:

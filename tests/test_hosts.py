@@ -315,3 +315,13 @@ def test_the_personal_file_hint_names_every_host_with_a_local_file(private_hosts
                                              "  local_file: .codex/hooks.local.json\n"))
     host_registry._memo.clear()
     assert health._local_links() == ["`engram link claude --local`", "`engram link codex --local`"]
+
+
+def test_load_host_stamps_the_hosts_folder_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook loads its host once per payload: one listing of the hosts folder, not one for
+    the alias lookup and another for the definition."""
+    stamps: list[str] = []
+    real = host_registry._stamp
+    monkeypatch.setattr(host_registry, "_stamp", lambda folder: stamps.append(folder) or real(folder))
+    assert host_registry.load_host("cascade")["name"] == "windsurf"
+    assert len(stamps) == 1
