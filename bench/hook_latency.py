@@ -1,5 +1,8 @@
-"""Hook latency: `engram hook claude` as a whole process, the way a host runs it, next to
-`python -c pass` with the same interpreter in the same run.
+"""Hook latency: the hook command `engram link claude --global` writes for this installation
+(`<python> -I -S <bin>/engram-hook claude` from a regular install), as a whole process the way
+a host runs it, next to `python -c pass` with the same interpreter in the same run; and the
+first prompt through the form a team commits (`command -v engram ... && exec engram hook
+claude`, run by /bin/sh with this installation's folder first on PATH).
 
 For each store size (100, 1,000, 10,000 synthetic cards) it measures the median of at least 20
 runs of: a first prompt in a new session (new bodies to send) and a repeat prompt in a session
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -34,6 +38,15 @@ PROMPT = "please review the api handler retry timeout and cache session token ru
 def _engram_script() -> str:
     candidate = Path(sys.executable).with_name("engram")
     return str(candidate) if candidate.exists() else ""
+
+
+def hook_commands() -> tuple[list[str], list[str] | None]:
+    """The personal command as argv, and the shared one (POSIX only) as a /bin/sh call."""
+    from engram.installer import command
+
+    personal = shlex.split(command.hook_command("claude", "absolute"))
+    shared = ["/bin/sh", "-c", command.hook_command("claude", "path")] if os.name != "nt" else None
+    return personal, shared
 
 
 def _is_editable() -> bool:
@@ -61,22 +74,28 @@ def _payload(ws: Path, session: str, prompt: str) -> bytes:
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 
-def measure(cards: int, runs: int, engram: list[str], state: Path) -> dict[str, float]:
+def measure(cards: int, runs: int, engram: list[str], state: Path,
+            shared: list[str] | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"engram-latency-{cards}-") as temp:
         ws = Path(temp) / "proj"
         (ws / ".git").mkdir(parents=True)
         synthetic.generate(ws / ".agents" / ".engram", cards)
-        env = {**os.environ, "ENGRAM_STATE_DIR": str(state / str(cards))}
+        env = {**os.environ, "ENGRAM_STATE_DIR": str(state / str(cards)),
+               "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
         # Compile the index first, synchronously: a hook facing a whole new store would hand
         # the build to a background process, and the timings would race it.
-        compile_ms = _run(engram[:-2] + ["route", "warm up", "--cwd", str(ws)], b"", env)
+        script = _engram_script()
+        cli = [script] if script else [sys.executable, "-m", "engram"]
+        compile_ms = _run(cli + ["route", "warm up", "--cwd", str(ws)], b"", env)
         _run(engram, _payload(ws, "warm-up", PROMPT), env)
-        bare, first, repeat = [], [], []
+        bare, first, repeat, shared_first = [], [], [], []
         _run(engram, _payload(ws, "repeat-session", PROMPT), env)
         for i in range(runs):
             bare.append(_run([sys.executable, "-c", "pass"], b"", env))
             first.append(_run(engram, _payload(ws, f"first-{i}", PROMPT), env))
             repeat.append(_run(engram, _payload(ws, "repeat-session", PROMPT), env))
+            if shared:
+                shared_first.append(_run(shared, _payload(ws, f"shared-{i}", PROMPT), env))
         answer = subprocess.run(engram, input=_payload(ws, "probe", PROMPT), capture_output=True,
                                 env=env).stdout
         text = json.loads(answer or b"{}").get("hookSpecificOutput", {}).get("additionalContext", "")
@@ -86,6 +105,9 @@ def measure(cards: int, runs: int, engram: list[str], state: Path) -> dict[str, 
                 "repeat_prompt_ms": round(statistics.median(repeat), 1),
                 "first_ratio": round(statistics.median(first) / statistics.median(bare), 2),
                 "repeat_ratio": round(statistics.median(repeat) / statistics.median(bare), 2),
+                "shared_first_prompt_ms": round(statistics.median(shared_first), 1) if shared_first else None,
+                "shared_first_ratio": round(statistics.median(shared_first) / statistics.median(bare), 2)
+                if shared_first else None,
                 "bodies_sent": text.count("### engram memory: ")}
 
 
@@ -98,25 +120,29 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     runs = 5 if args.quick else max(args.runs, 20)
-    script = _engram_script()
-    engram = [script, "hook", "claude"] if script else [sys.executable, "-m", "engram", "hook", "claude"]
+    engram, shared = hook_commands()
     if _is_editable() and not args.quick:
         print("warning: engram is installed editable here; figures include the editable "
               "finder's start-up cost", file=sys.stderr)
     results = []
     with tempfile.TemporaryDirectory(prefix="engram-latency-state-") as state:
         for size in sizes:
-            results.append(measure(size, runs, engram, Path(state)))
+            results.append(measure(size, runs, engram, Path(state), shared))
     if args.json:
-        print(json.dumps({"command": " ".join(engram), "python": sys.version.split()[0],
-                          "results": results}, indent=2))
+        print(json.dumps({"command": shlex.join(engram),
+                          "shared_command": shared[-1] if shared else None,
+                          "python": sys.version.split()[0], "results": results}, indent=2))
         return 0
-    print(f"hook command: {' '.join(engram)}  (python {sys.version.split()[0]}, {runs} runs each)")
-    print("| cards | python -c pass | first prompt | repeat prompt | first / pass | repeat / pass |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"hook command: {shlex.join(engram)}  (python {sys.version.split()[0]}, {runs} runs each)")
+    if shared:
+        print(f"shared form:  {shared[-1]}  (through /bin/sh)")
+    print("| cards | python -c pass | first prompt | repeat prompt | first / pass | repeat / pass "
+          "| shared first prompt | shared first / pass |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['cards']:,} | {r['python_pass_ms']} ms | {r['first_prompt_ms']} ms | "
-              f"{r['repeat_prompt_ms']} ms | {r['first_ratio']}x | {r['repeat_ratio']}x |")
+              f"{r['repeat_prompt_ms']} ms | {r['first_ratio']}x | {r['repeat_ratio']}x | "
+              f"{r['shared_first_prompt_ms']} ms | {r['shared_first_ratio']}x |")
     return 0
 
 

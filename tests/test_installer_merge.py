@@ -124,6 +124,14 @@ def test_invalid_jsonc_raises(text: str) -> None:
     ("/bin/notengram hook claude", ("claude",), False),
     (None, ("claude",), False),
     ("engram hook claude 'unbalanced", ("claude",), True),
+    ("/v/bin/python3 -I -S /v/bin/engram-hook claude", ("claude",), True),
+    ("'/a b/bin/python' -I -S '/a b/bin/engram-hook' claude", ("claude",), True),
+    ("/v/bin/engram-hook claude", ("claude",), True),
+    ("/v/bin/engram-hook cascade", ("windsurf", "cascade"), True),
+    ("/v/bin/python3 -I -S /v/bin/engram-hook codex", ("claude",), False),
+    ("echo /v/bin/engram-hook claude", ("claude",), False),
+    ("echo -n engram-hook claude", ("claude",), False),
+    ("/v/bin/engram-hooks claude", ("claude",), False),
 ])
 def test_is_ours(cmd: object, names: tuple[str, ...], expected: bool) -> None:
     assert command.is_ours(cmd, names) is expected
@@ -131,6 +139,7 @@ def test_is_ours(cmd: object, names: tuple[str, ...], expected: bool) -> None:
 
 def test_hook_command_uses_this_installations_script(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(command.EXECUTABLE_ENV, raising=False)
+    monkeypatch.setattr(command, "launcher", lambda: None)
     cmd = command.hook_command("gemini")
     assert cmd.endswith(" hook gemini")
     assert command.is_ours(cmd, ("gemini",))
@@ -146,6 +155,7 @@ def test_without_a_console_script_it_falls_back_to_the_interpreter(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(command.EXECUTABLE_ENV, raising=False)
     monkeypatch.setattr(command, "console_script", lambda: None)
+    monkeypatch.setattr(command, "launcher", lambda: None)
     assert command.hook_command("codex") == f"{command.quote(sys.executable)} -m engram hook codex"
 
 
@@ -170,3 +180,96 @@ def test_pinned_executable_with_spaces_is_quoted(monkeypatch: pytest.MonkeyPatch
     assert cmd == "'/Users/a b/venv/bin/engram' hook claude"
     assert command.executable_of(cmd) == "/Users/a b/venv/bin/engram"
     assert json.dumps(cmd)
+
+
+def _beside_python(name: str) -> list[Path]:
+    """Where engram looks for its scripts, narrowed to the venv of `sys.executable` (the real
+    list also names this interpreter's scripts folders, which hold the developer's launcher)."""
+    return [Path(sys.executable).parent / name]
+
+
+def _installation(root: Path, version_folder: str = "") -> Path:
+    """A venv as pip lays it out (bin/python is this interpreter), with the launcher in bin/."""
+    venv = root / version_folder / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python3"
+    python.symlink_to(sys.executable)
+    script = venv / "bin" / command.LAUNCHER
+    script.write_text(f"#!{python}\nimport sys\n")
+    script.chmod(0o755)
+    return venv
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv(command.EXECUTABLE_ENV, raising=False)
+    monkeypatch.setattr(command, "_candidates", _beside_python)
+    venv = _installation(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python3"))
+    return venv
+
+
+def test_personal_command_runs_the_launcher_without_site(installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(command, "_without_site_finds_all", lambda script: True)
+    cmd = command.hook_command("claude")
+    assert cmd == f"{installed}/bin/python3 -I -S {installed}/bin/engram-hook claude"
+    assert command.is_ours(cmd, ("claude",))
+    assert command.executable_of(cmd) == f"{installed}/bin/engram-hook"
+    assert command.is_resolvable(cmd)
+    assert not command.is_portable(cmd)
+    (installed / "bin" / "python3").unlink()  # the venv's Python is gone: so is the hook
+    assert not command.is_resolvable(cmd)
+
+
+def test_personal_command_runs_the_launcher_by_its_shebang_when_packages_live_elsewhere(
+        installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(command, "_without_site_finds_all", lambda script: False)
+    cmd = command.hook_command("gemini")
+    assert cmd == f"{installed}/bin/engram-hook gemini"
+    assert command.is_ours(cmd, ("gemini",)) and command.is_resolvable(cmd)
+
+
+def test_the_shared_form_is_unchanged_by_the_launcher(installed: Path) -> None:
+    assert command.hook_command("codex", "path") == \
+        "command -v engram >/dev/null 2>&1 && exec engram hook codex || true"
+
+
+def test_a_launcher_in_a_versioned_folder_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Homebrew's Cellar/engram/<version>, the Nix store's <hash>-engram-<version>: the next
+    upgrade moves the folder, so the command would break."""
+    from engram import __version__
+
+    monkeypatch.delenv(command.EXECUTABLE_ENV, raising=False)
+    monkeypatch.setattr(command, "_candidates", _beside_python)
+    for folder in (f"Cellar/engram/{__version__}", f"store/abc-engram-{__version__}"):
+        venv = _installation(tmp_path, folder)
+        monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python3"))
+        assert command.launcher() is None
+    venv = _installation(tmp_path, "Cellar/engram/stable")
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python3"))
+    assert command.launcher() == venv / "bin" / command.LAUNCHER
+
+
+def test_a_launcher_of_another_interpreter_is_not_ours(installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (installed / "bin" / command.LAUNCHER).write_text("#!/usr/bin/some-other-python\n")
+    assert command.launcher() is None
+
+
+def test_without_site_finds_all_needs_every_hook_package_in_the_prefix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    venv = _installation(tmp_path)
+    site_packages = command.site_packages(venv / "bin" / command.LAUNCHER)[0]
+    elsewhere = tmp_path / "elsewhere"
+    for folder, name in ((site_packages, "launcher_probe_a"), (site_packages, "launcher_probe_b"),
+                         (elsewhere, "launcher_probe_c")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(site_packages))
+    monkeypatch.syspath_prepend(str(elsewhere))
+    script = venv / "bin" / command.LAUNCHER
+    monkeypatch.setattr(command, "_HOOK_PACKAGES", ("launcher_probe_a", "launcher_probe_b"))
+    assert command._without_site_finds_all(script)
+    monkeypatch.setattr(command, "_HOOK_PACKAGES", ("launcher_probe_a", "launcher_probe_c"))
+    assert not command._without_site_finds_all(script)
+    monkeypatch.setattr(command, "_HOOK_PACKAGES", ("launcher_probe_a", "launcher_probe_missing"))
+    assert not command._without_site_finds_all(script)

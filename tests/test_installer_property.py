@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from installer_helpers import PINNED, engram
 
 from engram import host_registry
-from engram.installer import jsonc
+from engram.installer import command, jsonc
 from engram.installer.command import is_ours
 
 # ENGRAM_PROPERTY_EXAMPLES=500 (and ENGRAM_PROPERTY_STEPS=10) explore further, randomized, on
@@ -136,7 +136,11 @@ STEP = st.one_of(
     st.tuples(st.just("unlink all"), st.sampled_from(["project", "local", "global"])),
     st.tuples(st.just("upgrade")),
     st.tuples(st.just("path_rules"), st.sampled_from(["native", "hook"])),
+    # engram upgraded to a version that writes other commands (the launcher in personal files,
+    # the PATH form in shared ones): what the earlier one wrote stays engram's
+    st.tuples(st.just("new engram")),
 )
+LAUNCHED = "/opt/engram/bin/python3 -I -S /opt/engram/bin/engram-hook"
 
 
 def _args(step: tuple) -> list[str]:
@@ -220,7 +224,7 @@ def user_entries(host: str, document: Any) -> list[Any]:
        steps=st.lists(STEP, min_size=3, max_size=MAX_STEPS))
 def test_any_sequence_keeps_every_file_valid_and_gives_it_back(
         starts: dict[tuple[str, str], str | None], steps: list[tuple]) -> None:
-    with sandbox() as base:
+    with sandbox() as base, pytest.MonkeyPatch.context() as upgraded:
         paths = {key: base / rel.replace("~/", "home/") for key, rel in FILES.items()}
         for key, text in starts.items():
             if text is not None:
@@ -231,6 +235,10 @@ def test_any_sequence_keeps_every_file_valid_and_gives_it_back(
         initial = snapshot(base)
         ws = base / "ws"
         for step in steps:
+            if step[0] == "new engram":
+                upgraded.delenv("ENGRAM_HOOK_EXECUTABLE", raising=False)
+                upgraded.setattr(command, "_launcher_prefix", lambda: LAUNCHED)
+                continue
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()) as err:
                 code = engram(*_args(step), cwd=ws)

@@ -420,3 +420,47 @@ def test_link_local_writes_settings_local_and_keeps_it_out_of_git(
     assert engram("link", "codex", "--local", cwd=workspace) == 1
     assert "no personal project file" in capsys.readouterr().err
     assert engram("link", "claude", "--local", "--global", cwd=workspace) == 1
+
+
+LAUNCHED = "/opt/engram/bin/python3 -I -S /opt/engram/bin/engram-hook"
+
+
+def _commands(path: Path) -> list[str]:
+    document = json.loads(path.read_text())
+    return [h["command"] for groups in document["hooks"].values() for g in groups for h in g["hooks"]]
+
+
+def test_an_engram_upgrade_moves_personal_commands_to_the_launcher_once_and_unlink_removes_both(
+        workspace: Path, isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A personal file written by an engram that ran `<bin>/engram hook claude`: after an
+    upgrade that brings the launcher, `upgrade` rewrites each command once, a second run
+    changes nothing, an entry left in either form is still engram's, and unlink removes them."""
+    from engram.installer import command
+
+    settings = isolated_dirs / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USER_SETTINGS)
+    assert engram("link", "claude", "--global", cwd=workspace) == 0
+    assert set(_commands(settings)) >= {f"{PINNED} hook claude", "echo hello", "./guard.sh"}
+    monkeypatch.delenv("ENGRAM_HOOK_EXECUTABLE")
+    monkeypatch.setattr(command, "_launcher_prefix", lambda: LAUNCHED)
+    assert engram("upgrade", cwd=workspace) == 0
+    upgraded = settings.read_text()
+    assert f"{LAUNCHED} claude" in _commands(settings)
+    assert f"{PINNED} hook claude" not in upgraded
+    check_golden(upgraded, "claude-global-launcher.after.json")
+    assert engram("upgrade", cwd=workspace) == 0
+    assert engram("link", "claude", "--global", cwd=workspace) == 0
+    assert settings.read_text() == upgraded
+    # an old-form entry next to a new one (an older engram linked again): still one per event
+    document = json.loads(upgraded)
+    document["hooks"]["UserPromptSubmit"].append(
+        {"hooks": [{"type": "command", "command": f"{PINNED} hook claude", "timeout": 10}]})
+    settings.write_text(json.dumps(document, indent=2))
+    assert engram("link", "claude", "--global", cwd=workspace) == 0
+    assert json.loads(settings.read_text()) == json.loads(upgraded)
+    document["hooks"]["UserPromptSubmit"].append(
+        {"hooks": [{"type": "command", "command": f"{PINNED} hook claude", "timeout": 10}]})
+    settings.write_text(json.dumps(document, indent=2))
+    assert engram("unlink", "claude", "--global", cwd=workspace) == 0
+    assert json.loads(settings.read_text()) == json.loads(USER_SETTINGS)

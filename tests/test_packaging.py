@@ -15,7 +15,7 @@ import zipfile
 import pytest
 from conftest import REPO
 
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "engram", "hosts", "memories", "schemas")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "engram", "hosts", "memories", "schemas", "scripts")
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,13 @@ def test_wheel_entry_point_and_no_tests(wheel: zipfile.ZipFile) -> None:
     assert "engram = engram.entry:main" in text
     assert "engram/__main__.py" in wheel.namelist()
     assert not any(name.startswith(("tests/", "bench/")) for name in wheel.namelist())
+
+
+def test_wheel_carries_the_hook_launcher_for_installers_to_point_at_their_python(
+        wheel: zipfile.ZipFile) -> None:
+    launchers = [n for n in wheel.namelist() if n.endswith(".data/scripts/engram-hook")]
+    assert len(launchers) == 1
+    assert wheel.read(launchers[0]).startswith(b"#!python\n")
 
 
 def test_wheel_metadata_requires_the_runtime_dependencies(wheel: zipfile.ZipFile) -> None:

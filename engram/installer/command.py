@@ -4,11 +4,24 @@ Two forms. A file a team commits (a project's `.claude/settings.json`, `.codex/h
 ...) runs `engram` from PATH, guarded so that a clone without engram installed sees nothing:
 `command -v engram >/dev/null 2>&1 && exec engram hook <host> || true`. `command -v` is a
 shell builtin and `exec` replaces the shell, so the guard costs no extra process. A personal
-file (`--global`, `--local`) names this installation's `engram` script by absolute path: no
-PATH lookup, right for a host launched from a desktop menu with a short PATH, and never a
-pyenv/asdf shim (which re-resolves the interpreter on every call, ~85 ms). The setting
-`hooks.command` picks another form. Commands stay the same across upgrades, because Codex and
-Gemini re-ask trust for a changed command.
+file (`--global`, `--local`) names this installation by absolute path: no PATH lookup, right
+for a host launched from a desktop menu with a short PATH, and never a pyenv/asdf shim (which
+re-resolves the interpreter on every call, ~85 ms). The setting `hooks.command` picks another
+form. Commands stay the same across upgrades, because Codex and Gemini re-ask trust for a
+changed command.
+
+The personal form runs the `engram-hook` launcher (scripts/engram-hook, installed beside the
+`engram` script) rather than `engram hook`: the `engram` script pip generates imports `re`
+before engram starts (25M instructions, where all of `python -c pass` is 38M). Where engram and the packages
+its hook imports live in the site-packages folder of the launcher's own prefix (a venv, pipx,
+`uv tool`), the command is `<python> -I -S <bin>/engram-hook <host>`: `-S` skips `site` (the
+launcher adds that one folder itself) and `-I` keeps PYTHONPATH, the user site and the
+script's folder out. Elsewhere (an editable install, a distribution's own layout) it is
+`<bin>/engram-hook <host>`, run by its shebang. Both paths are the venv's own (`bin/python`
+is a link the venv keeps when its Python changes), never a `lib/pythonX.Y` folder, so they
+survive upgrades; a folder named after engram's version (Homebrew's Cellar, the Nix store)
+would not, and there the `engram` script on PATH is named as before. Windows has no launcher
+(pip makes .exe files for entry points only) and keeps `engram hook <host>`.
 """
 
 from __future__ import annotations
@@ -21,8 +34,15 @@ import sysconfig
 from pathlib import Path
 from typing import Final, Iterable
 
+from engram import __version__
+
 # Set to pin the executable written into host configs (packagers; tests for stable goldens).
 EXECUTABLE_ENV: Final = "ENGRAM_HOOK_EXECUTABLE"
+LAUNCHER: Final = "engram-hook"  # scripts/engram-hook
+# What the hook imports from outside the standard library: the `-S` form needs them all in the
+# launcher's site-packages folder.
+_HOOK_PACKAGES: Final = ("engram", "xxhash", "yaml")
+_ISOLATED: Final = "-I -S"
 _SHIM_DIRS: Final = ("shims",)  # pyenv, asdf, rbenv-style wrappers re-resolve per call
 _SCRIPT_SUFFIXES: Final = (".exe", "-script.py", ".cmd", ".bat")
 _PROGRAM_PREFIXES: Final = frozenset({"exec", "env", "command", "&&", ";", "||", "&"})
@@ -57,8 +77,7 @@ def _belongs_here(script: Path) -> bool:
     return os.path.realpath(interpreter) == os.path.realpath(sys.executable)
 
 
-def _candidates() -> Iterable[Path]:
-    name = "engram.exe" if os.name == "nt" else "engram"
+def _candidates(name: str) -> Iterable[Path]:
     yield Path(sys.executable).parent / name  # venv, pipx, uv tool: the script beside python
     for scheme in (None, f"{os.name}_user"):
         try:
@@ -71,7 +90,7 @@ def _candidates() -> Iterable[Path]:
 
 def console_script() -> Path | None:
     """The absolute path of this installation's `engram` script, or None."""
-    for candidate in _candidates():
+    for candidate in _candidates("engram.exe" if os.name == "nt" else "engram"):
         if _belongs_here(candidate):
             # A PATH entry that is a symlink to it (pipx ~/.local/bin, Homebrew bin) outlives
             # upgrades that move the versioned target, so prefer that spelling.
@@ -82,6 +101,54 @@ def console_script() -> Path | None:
                 return Path(on_path)
             return candidate
     return None
+
+
+def _versioned(path: Path) -> bool:
+    """Does a folder on the way carry engram's version (Homebrew's Cellar/engram/1.2, the Nix
+    store's ...-engram-1.2), so that the next upgrade moves it?"""
+    return any(part == __version__ or part.endswith(f"-{__version__}")
+               for part in Path(os.path.realpath(path)).parts)
+
+
+def launcher() -> Path | None:
+    """This installation's `engram-hook` launcher, where it stays put across upgrades."""
+    if os.name == "nt":
+        return None
+    for candidate in _candidates(LAUNCHER):
+        if _belongs_here(candidate) and not _versioned(candidate):
+            return candidate
+    return None
+
+
+def site_packages(script: Path) -> list[Path]:
+    """The folders the launcher adds to sys.path under `-S`: <prefix>/lib/pythonX.Y/site-packages
+    (and the platlibdir variant), the prefix being the parent of its scripts folder."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    prefix = script.parent.parent
+    return [prefix / lib / version / "site-packages" for lib in dict.fromkeys((sys.platlibdir, "lib"))]
+
+
+def _without_site_finds_all(script: Path) -> bool:
+    """Would the launcher, under `-S`, import engram and its hook's packages from these folders?"""
+    import importlib.util
+
+    folders = {os.path.realpath(f) for f in site_packages(script)}
+    for name in _HOOK_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec else None
+        if not origin or os.path.realpath(Path(origin).parent.parent) not in folders:
+            return False
+    return True
+
+
+def _launcher_prefix() -> str | None:
+    script = launcher()
+    if script is None:
+        return None
+    interpreter = _interpreter_of(script)
+    if interpreter is not None and _without_site_finds_all(script):
+        return f"{quote(str(interpreter))} {_ISOLATED} {quote(str(script))}"
+    return quote(str(script))
 
 
 def quote(word: str) -> str:
@@ -95,8 +162,9 @@ def quote(word: str) -> str:
 
 
 def hook_prefix(mode: str = "absolute") -> str:
-    """Everything before the host name: `<engram> hook` or `<python> -m engram hook`.
-    `mode` is "absolute" (this installation), "path" (`engram` from PATH) or a path."""
+    """Everything before the host name: `<python> -I -S <engram-hook>`, `<engram-hook>`,
+    `<engram> hook` or `<python> -m engram hook`. `mode` is "absolute" (this installation),
+    "path" (`engram` from PATH) or a path."""
     pinned = os.environ.get(EXECUTABLE_ENV)
     if pinned:
         return f"{quote(pinned)} hook"
@@ -104,6 +172,9 @@ def hook_prefix(mode: str = "absolute") -> str:
         return "engram hook"
     if mode != "absolute":
         return f"{quote(os.path.expanduser(mode))} hook"
+    fast = _launcher_prefix()
+    if fast is not None:
+        return fast
     script = console_script()
     if script is not None:
         return f"{quote(str(script))} hook"
@@ -142,20 +213,45 @@ def _splits(command: str) -> list[list[str]]:
     return [_split(command), plain] if "\\" in command else [_split(command)]
 
 
-def _is_engram_executable(word: str) -> bool:
+def _base(word: str) -> str:
     base = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
     for suffix in _SCRIPT_SUFFIXES:
         if base.endswith(suffix):
             base = base[: -len(suffix)]
-    return base == "engram"
+    return base
+
+
+def _is_engram_executable(word: str) -> bool:
+    return _base(word) == "engram"
+
+
+def _is_program(words: list[str], i: int) -> bool:
+    """Is words[i] the program run, not an argument (`echo engram hook claude`)?"""
+    return i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
+
+
+def _interpreter_before(words: list[str], i: int) -> int | None:
+    """The index of the Python that runs the script words[i] (`<python> -I -S <script>`)."""
+    j = i - 1
+    while j >= 0 and words[j].startswith("-"):
+        j -= 1
+    if j >= 0 and _base(words[j]).startswith(("python", "pypy")) and _is_program(words, j):
+        return j
+    return None
+
+
+def _launcher_at(words: list[str], i: int) -> bool:
+    """Does words[i] run the `engram-hook` launcher (by its shebang or by a Python)?"""
+    return _base(words[i]) == LAUNCHER and (_is_program(words, i) or _interpreter_before(words, i) is not None)
 
 
 def is_ours(command: object, names: Iterable[str]) -> bool:
     """Does this command run engram's hook for one of `names` (a host's name and aliases)?
 
-    Current form: `<...>/engram hook <host>`. Earlier forms, still recognised so `upgrade` and
-    `unlink` find them: `<python> -m engram hook <host>`, and the TypeScript predecessor's
-    `engram agent-hook --host <host>` (prior-art A3.1), which wrote a 10000-second timeout.
+    Current forms: `[<python> -I -S] <...>/engram-hook <host>` and `<...>/engram hook <host>`.
+    Earlier forms, still recognised so `upgrade` and `unlink` find them: `<python> -m engram
+    hook <host>`, and the TypeScript predecessor's `engram agent-hook --host <host>`
+    (prior-art A3.1), which wrote a 10000-second timeout.
     """
     if not isinstance(command, str):
         return False
@@ -165,10 +261,12 @@ def is_ours(command: object, names: Iterable[str]) -> bool:
 
 def _runs_hook(words: list[str], wanted: set[str]) -> bool:
     for i, word in enumerate(words):
+        if _launcher_at(words, i):
+            if i + 1 < len(words) and words[i + 1].lower() in wanted:
+                return True
+            continue
         tail = [w.lower() for w in words[i + 1: i + 4]]
-        # engram must be the program run, not an argument (`echo engram hook claude`)
-        is_program = i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
-        is_engram = (_is_engram_executable(word) and is_program) or (
+        is_engram = (_is_engram_executable(word) and _is_program(words, i)) or (
             word == "-m" and i + 1 < len(words) and words[i + 1] == "engram")
         if not is_engram:
             continue
@@ -182,16 +280,25 @@ def _runs_hook(words: list[str], wanted: set[str]) -> bool:
 
 
 def executable_of(command: str) -> str | None:
-    """The engram program a command runs (`engram`, a path to it, or the python of
-    `python -m engram`), for `doctor` to check."""
+    """The engram program a command runs (`engram`, a path to it or to `engram-hook`, or the
+    python of `python -m engram`), for `doctor` to check."""
     words = _split(command)
     for i, word in enumerate(words):
-        is_program = i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
-        if is_program and _is_engram_executable(word):
+        if _launcher_at(words, i) or (_is_program(words, i) and _is_engram_executable(word)):
             return word
         if word == "-m" and i + 1 < len(words) and words[i + 1] == "engram" and i > 0:
             return words[i - 1]
     return words[0] if words else None
+
+
+def _interpreter_of_command(command: str) -> str | None:
+    """The Python named before `engram-hook` in `<python> -I -S <engram-hook> <host>`."""
+    words = _split(command)
+    for i in range(len(words)):
+        if _base(words[i]) == LAUNCHER:
+            j = _interpreter_before(words, i)
+            return words[j] if j is not None else None
+    return None
 
 
 def is_portable(command: str) -> bool:
@@ -201,10 +308,18 @@ def is_portable(command: str) -> bool:
 
 
 def locate(command: str, search_path: str | None = None) -> str | None:
-    """Where the program of this command is found (on `search_path`, default PATH), or None."""
+    """Where the program of this command is found (on `search_path`, default PATH), or None
+    (also when the Python that runs the `engram-hook` launcher is gone)."""
     program = executable_of(command)
     if not program:
         return None
+    interpreter = _interpreter_of_command(command)
+    if interpreter is not None and _find(interpreter, search_path) is None:
+        return None
+    return _find(program, search_path)
+
+
+def _find(program: str, search_path: str | None) -> str | None:
     if os.sep in program or "/" in program:
         path = Path(os.path.expanduser(program))
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None

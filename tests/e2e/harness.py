@@ -463,18 +463,28 @@ def linked_commands(config_file: Path) -> list[str]:
             for group in groups for h in group.get("hooks", [])]
 
 
+def personal_commands(client: str) -> set[str]:
+    """What `engram link --global` writes for this installation: its `engram-hook` launcher,
+    run by this Python under `-I -S` (a regular install: engram in the venv's site-packages) or
+    by its shebang (an editable install, whose engram site must find)."""
+    launcher = ENGRAM.parent / "engram-hook"
+    with open(launcher, encoding="utf-8") as script:
+        python = script.readline()[2:].strip()  # the interpreter pip wrote into its #! line
+    return {f"{python} -I -S {launcher} {client}", f"{launcher} {client}"}
+
+
 def link_problems(config_file: Path, client: str, personal: bool = False) -> list[str]:
     """The config `engram link` wrote runs engram from PATH for this host (the portable form a
     team commits; the client's PATH finds this installation first), or, in a personal file
-    (`--global`), this installation's `engram` script by absolute path."""
+    (`--global`), this installation's launcher by absolute path."""
     if not config_file.exists():
         return [f"{config_file} was not written"]
     commands = linked_commands(config_file)
-    want = (f"{ENGRAM} hook {client}" if personal
-            else f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true")
-    wrong = [c for c in commands if c != want]
+    want = (personal_commands(client) if personal
+            else {f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true"})
+    wrong = [c for c in commands if c not in want]
     return ([f"no hook command in {config_file}"] if not commands else []) + \
-        [f"hook command {c!r} is not {want!r}" for c in wrong]
+        [f"hook command {c!r} is not one of {sorted(want)!r}" for c in wrong]
 
 
 def delta_problems(conversation: Conversation, label: str) -> list[str]:
