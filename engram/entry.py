@@ -9,9 +9,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["hook"]:
-        from engram.hook_entry import run_hook
+        from engram.hook_entry import leave, run_hook
 
-        return run_hook(args[1:])
+        code = run_hook(args[1:])
+        if argv is None:  # the hook process itself, not a caller in Python
+            leave(code)
+        return code
     from engram.cli import run
 
     return run(args)

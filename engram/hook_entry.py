@@ -4,11 +4,13 @@ payload: it may hold prompt text)."""
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Final, NoReturn
 
 MAX_STDIN_BYTES: Final = 8 * 1024 * 1024
 
@@ -34,6 +36,19 @@ def _write(output: str) -> None:
 
 
 def run_hook(args: list[str]) -> int:
+    # A hook process lives for one call and makes little cyclic garbage: the collector's
+    # passes over every object imported so far cost ~3% of the call. Compiling cards turns
+    # it back on (engram.index_compile.refresh); the caller gets it back as it was.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(args: list[str]) -> int:
     host_name = args[0] if args else ""
     answered: list[str] = []
 
@@ -73,3 +88,19 @@ def run_hook(args: list[str]) -> int:
     if index is not None:
         index.finish_deferred()  # large stores: the per-file freshness check, after the answer
     return 0
+
+
+def leave(code: int) -> NoReturn:
+    """End the hook process now, without the interpreter's teardown: freeing every module
+    and a last collection cost ~10% of a call, and nothing of engram's is left open but the
+    index's connections (every file it writes is closed by now). Those are closed first, so
+    SQLite checkpoints and removes its -wal and -shm files as on a normal exit."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - a closed stdout is the host's business
+        pass
+    index = sys.modules.get("engram.index")
+    if index is not None:
+        index.close_connections()
+    os._exit(code)

@@ -321,9 +321,10 @@ _connections: list[Any] = []
 _opened: dict[str, Any] = {}
 
 
-def _close_connections() -> None:
+def close_connections() -> None:
     """Close every database this process opened: SQLite connections must not cross a fork
-    (the child would share the parent's lock bookkeeping)."""
+    (the child would share the parent's lock bookkeeping), and a hook process ends without
+    the interpreter's teardown (engram.hook_entry.leave)."""
     _opened.clear()
     while _connections:
         try:
@@ -492,7 +493,7 @@ def finish_deferred() -> None:
         return
     pending = list(_deferred)
     _deferred.clear()
-    _close_connections()  # the answer is written: this process is done with the index
+    close_connections()  # the answer is written: this process is done with the index
     fork = getattr(os, "fork", None)
     pid = -1
     if fork is not None:
@@ -596,7 +597,7 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     first = meta.get("py") != PY_TAG or meta.get("roots") != roots_sig
     if background and _changed_count(meta, found) > (
             FIRST_BUILD_MAX if first else BACKGROUND_MIN_CHANGES):
-        _close_connections()
+        close_connections()
         if _refresh_in_background(path, roots, follow, allowed_parents):
             from engram import log
 

@@ -215,7 +215,11 @@ def _prepare_parallel(found: list[Any]) -> list[tuple[Any, ...]] | None:
 def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any],
              scan_problems: list[Problem], meta: dict[str, Any]) -> None:
     """Bring the database up to date with `found`, inside one write transaction."""
+    import gc
+
     from engram import store
+
+    gc.enable()  # parsing many cards is no short-lived hook's work (engram.hook_entry)
 
     known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
              in (meta.get("stat") or {}).items()}

@@ -4,6 +4,7 @@ what the hook path needs, and lose nothing when 20 hooks run at once on one sess
 from __future__ import annotations
 
 import json
+import os
 import site
 import subprocess
 import sys
@@ -30,6 +31,20 @@ def test_real_process_answers_claude_envelope(ws: Path) -> None:
     answer = json.loads(done.stdout)
     assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert sent_ids(answer["hookSpecificOutput"]["additionalContext"]) == ["overview", "release"]
+
+
+def test_the_process_ends_with_the_index_closed(ws: Path) -> None:
+    """The hook process skips the interpreter's teardown, but not closing the index: SQLite
+    checkpoints and removes its -wal and -shm files as on a normal exit, and the answer is
+    out in full first."""
+    for prompt in ("release checklist", "release checklist"):  # a send, then nothing new
+        done = run_process("claude", json.dumps(payload("claude", "UserPromptSubmit.json", ws,
+                                                        prompt=prompt)).encode())
+        assert done.returncode == 0 and done.stderr == b""
+        json.loads(done.stdout)
+    state = Path(os.environ["ENGRAM_STATE_DIR"])
+    assert sorted(p.name for p in (state / "index").iterdir() if p.suffix == ".sqlite")
+    assert not [p.name for p in (state / "index").iterdir() if p.name.endswith(("-wal", "-shm"))]
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"hook_event_name": 5}',

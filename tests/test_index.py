@@ -316,7 +316,7 @@ def test_a_hook_below_the_deferral_size_opens_the_index_once(
     -wal/-shm create and remove) per hook call; a card edited in place is still seen."""
     _populate(workspace)
     _load(workspace)
-    index._close_connections()
+    index.close_connections()
     opened: list[str] = []
     real = index._connect
 

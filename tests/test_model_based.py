@@ -111,7 +111,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         for name, value in self.saved.items():
             setattr(index, name, value)
         index._deferred.clear()
-        index._close_connections()
+        index.close_connections()
         if self.saved_env is None:
             os.environ.pop("ENGRAM_STATE_DIR", None)
         else:
