@@ -33,7 +33,7 @@ def test_real_process_answers_claude_envelope(ws: Path) -> None:
     assert sent_ids(answer["hookSpecificOutput"]["additionalContext"]) == ["overview", "release"]
 
 
-def test_the_process_ends_with_the_index_closed(ws: Path) -> None:
+def test_the_process_ends_without_teardown_and_with_the_index_closed(ws: Path) -> None:
     """The hook process skips the interpreter's teardown, but not closing the index: SQLite
     checkpoints and removes its -wal and -shm files as on a normal exit, and the answer is
     out in full first."""
@@ -45,6 +45,9 @@ def test_the_process_ends_with_the_index_closed(ws: Path) -> None:
     state = Path(os.environ["ENGRAM_STATE_DIR"])
     assert sorted(p.name for p in (state / "index").iterdir() if p.suffix == ".sqlite")
     assert not [p.name for p in (state / "index").iterdir() if p.name.endswith(("-wal", "-shm"))]
+    verbose = subprocess.run([sys.executable, "-v", "-m", "engram", "hook", "claude"],
+                             input=b"not json", capture_output=True, timeout=60)
+    assert verbose.returncode == 0 and b"# cleanup[" not in verbose.stderr  # no teardown
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"hook_event_name": 5}',

@@ -107,3 +107,15 @@ def test_launcher_fails_open_like_engram_hook(tmp_path: Path) -> None:
     script = _install(tmp_path / "venv", with_packages=True)
     done = _run([sys.executable, "-I", "-S", str(script), "claude"], b"not json")
     assert done.returncode == 0 and done.stdout.strip() in (b"{}", b"")
+
+
+def test_launcher_ends_without_teardown_and_with_the_index_closed(tmp_path: Path,
+                                                                  prompt: bytes) -> None:
+    """The launcher leaves like `engram hook` (engram.hook_entry.leave): no module cleanup
+    (`-v` reports none), and SQLite's -wal and -shm files gone as after a normal exit."""
+    script = _install(tmp_path / "venv", with_packages=True)
+    done = _run([sys.executable, "-I", "-S", "-v", str(script), "claude"], prompt)
+    assert done.returncode == 0 and _answer_ids(done.stdout) == ["overview", "release"]
+    assert b"# cleanup[" not in done.stderr and b"# destroy " not in done.stderr
+    index_dir = Path(os.environ["ENGRAM_STATE_DIR"]) / "index"
+    assert [p.suffix for p in index_dir.iterdir()] == [".sqlite"]
