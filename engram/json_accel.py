@@ -4,9 +4,10 @@ patterns at import, which with `re`'s own imports (enum, functools, the pattern 
 a hook process about two thirds of a bare interpreter start.
 
 The results are exactly the `json` package's: it drives the same C scanner and encoder with
-the same settings. Whatever this module does not do itself (an interpreter without `_json`,
-`indent=` output, a payload in UTF-16/32 or with a BOM, invalid JSON) is handed to the `json`
-package, so its exceptions (`JSONDecodeError`, a ValueError) are the package's own."""
+the same settings, from the same depth of Python frames (before 3.12 the scanner's nesting
+limit counts them). Whatever this module does not do itself (an interpreter without
+`_json`, `indent=` output, a payload in UTF-16/32 or with a BOM, invalid JSON) is handed to
+the `json` package, so its exceptions (`JSONDecodeError`, a ValueError) are the package's own."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from json import JSONDecodeError as JSONDecodeError
-    from typing import Any, Callable
+    from typing import Any
 
 _accel: Any = None
 if sys.implementation.name == "cpython":  # elsewhere `_json`, if any, may differ
@@ -43,7 +44,7 @@ class _Settings:
                       "NaN": float("nan")}.__getitem__
 
 
-_scan: Callable[[str, int], tuple[Any, int]] | None = (
+_scan: Any = (  # `_json.make_scanner`'s callable, None without the accelerator
     _accel.make_scanner(_Settings()) if _accel is not None else None)
 
 
@@ -76,7 +77,7 @@ def loads(document: str | bytes | bytearray) -> Any:
     start = len(text) - len(text.lstrip(_WHITESPACE))
     failed = False
     try:
-        value, end = _scan(text, start)
+        value, end = _decode(text, start)
     except Exception:  # noqa: BLE001
         # StopIteration ("Expecting value"), or an error the scanner describes only when
         # `json.decoder` is already imported (before Python 3.12 it raises SystemError
@@ -85,6 +86,17 @@ def loads(document: str | bytes | bytearray) -> Any:
     if failed or (end != len(text) and text[end:].lstrip(_WHITESPACE)):  # or "Extra data"
         return _stdlib().loads(text)
     return value
+
+
+def _decode(text: str, start: int) -> tuple[Any, int]:
+    # `json.loads` reaches the scanner through JSONDecoder.decode and raw_decode: two frames
+    # this one and the next stand for, so the deepest nesting that loads is json's own.
+    return _raw_decode(text, start)
+
+
+def _raw_decode(text: str, start: int) -> tuple[Any, int]:
+    result: tuple[Any, int] = _scan(text, start)
+    return result
 
 
 def _unserializable(value: object) -> Any:

@@ -149,3 +149,19 @@ def test_first_error_in_a_fresh_process_is_json_s(document: str) -> None:
     got = outcome(json.loads, document)
     assert done.stdout.strip() == (got[1] if got[0] == "value" else f"{got[0]} {got[1]}"), \
         done.stderr
+
+
+def test_nesting_limit_is_json_s() -> None:
+    """Before Python 3.12 the scanner's limit counts the Python frames above it."""
+    def deepest(loads: Callable[[str], Any]) -> int:
+        low, high = 1, 20_000
+        while low < high:
+            middle = (low + high + 1) // 2
+            try:
+                loads("[" * middle + "]" * middle)
+                low = middle
+            except RecursionError:
+                high = middle - 1
+        return low
+
+    assert deepest(json_accel.loads) == deepest(json.loads)
