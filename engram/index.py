@@ -61,6 +61,7 @@ from engram.index_rows import (  # noqa: F401 - the layout, re-exported for read
     read_meta,
     read_text,
     roots_signature,
+    stat_signature,
     write_meta,
 )
 
@@ -414,16 +415,13 @@ def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
               scan_problems: list[Problem]) -> bool:
     if meta.get("py") != PY_TAG or meta.get("roots") != roots_sig:
         return False
-    stats = meta.get("stat")
-    if stats is None or len(found) != len(stats):
+    # Path, root, mtime and size of every file, in scan order, as the compiler stored them.
+    if meta.get("stat_sig") != stat_signature([f.path for f in found], [f.root for f in found],
+                                               [f.mtime_ns for f in found],
+                                               [f.size for f in found]):
         return False
-    for entry in found:
-        known = stats.get(entry.path)
-        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size \
-                or known[3] != entry.root:
-            return False
-        if known[4] and os.access(entry.path, os.R_OK):
-            return False
+    if any(os.access(path, os.R_OK) for path in meta.get("stat_retry") or ()):
+        return False  # unreadable when compiled, readable now
     return [problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
 
 
@@ -434,7 +432,7 @@ def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool =
     from engram import store
 
     db = _open(db_or_path) if isinstance(db_or_path, str) else db_or_path
-    meta = read_meta(db, ("py", "roots", "stat", "scan_problems"))
+    meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems"))
     found, scan_problems = store.scan(roots, follow_symlinks, allowed_parents)
     return _is_fresh(meta, roots_signature(roots, follow_symlinks), found, scan_problems)
 
@@ -577,8 +575,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     found, scan_problems = store.scan(roots, follow, allowed_parents, folders)
     try:
         db = _opened.pop(path, None) or _open(path)
-        meta = read_meta(db, ("py", "roots", "stat", "scan_problems", "order", "always",
-                               "secret_slots", "folders"))
+        meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems", "order",
+                               "always", "secret_slots", "folders"))
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
             raise  # load_or_build sets the file aside and builds afresh
@@ -595,6 +593,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
                 pass
         return CompiledIndex(db, meta)
     first = meta.get("py") != PY_TAG or meta.get("roots") != roots_sig
+    if background and not first:
+        meta.update(read_meta(db, ("stat",)))  # per file, for _changed_count
     if background and _changed_count(meta, found) > (
             FIRST_BUILD_MAX if first else BACKGROUND_MIN_CHANGES):
         close_connections()
@@ -612,7 +612,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     try:
         _begin_write(db)
         # Another process may have refreshed while this one waited for the write lock.
-        meta = read_meta(db, ("py", "roots", "stat", "scan_problems", "avg_used"))
+        meta = read_meta(db, ("py", "roots", "stat", "stat_sig", "stat_retry", "scan_problems",
+                               "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
             index_compile.refresh(db, roots, follow, found, scan_problems, meta)
         write_meta(db, {"folders": folders, "files": len(found)})

@@ -21,6 +21,7 @@ from engram.index_rows import (
     problem_tuple,
     read_meta,
     roots_signature,
+    stat_signature,
     write_meta,
 )
 
@@ -370,8 +371,16 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
                     fresh_tags.append((concept, slot, tag, concept))
     db.executemany("INSERT INTO tags (term, slot, tag, terms) VALUES (?, ?, ?, ?)", fresh_tags)
     problems = sorted(set(problems), key=lambda p: (p[0], p[1] or 0, p[3]))
+    # The order store.scan lists files in: roots in order, then paths sorted.
+    scanned = sorted(stat.items(), key=lambda item: (root_rank.get(item[1][3], len(root_rank)),
+                                                     item[0]))
     write_meta(db, {
         "py": PY_TAG, "roots": roots_signature(roots, follow), "stat": stat,
+        "stat_sig": stat_signature([path for path, _ in scanned],
+                                   [known[3] for _, known in scanned],
+                                   [known[1] for _, known in scanned],
+                                   [known[2] for _, known in scanned]),
+        "stat_retry": sorted(path for path, known in stat.items() if known[4]),
         "scan_problems": [problem_tuple(p) for p in scan_problems], "avg_used": averages,
         "order": order, "ids": ids,
         "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],

@@ -149,6 +149,19 @@ def roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
     return [list(r) for r in roots] + [["follow", str(follow)]]
 
 
+def stat_signature(paths: list[str], roots: list[str], mtimes: list[int],
+                   sizes: list[int]) -> tuple[str, str, bytes]:
+    """The card files' stats as three flat values, in scan order (roots in order, then paths
+    sorted): a hook compares these with what the compiler stored instead of looking each file
+    up in the `stat` dict (unmarshalling it is a thousand tuples on every call). NUL cannot
+    occur in a path, so the joined forms are unambiguous."""
+    from array import array
+
+    numbers = array("q", mtimes)
+    numbers.extend(sizes)
+    return "\0".join(paths), "\0".join(roots), numbers.tobytes()
+
+
 def read_meta(db: Any, keys: Iterable[str]) -> dict[str, Any]:
     wanted = list(keys)
     marks = ",".join("?" * len(wanted))

@@ -101,6 +101,37 @@ def test_edited_file_is_reparsed_and_its_hash_changes(
     assert route_request(compiled, workspace, workspace, "kite flying", [], 8).ids == []
 
 
+def test_the_freshness_check_sees_any_one_stat_change_and_nothing_else(workspace: Path) -> None:
+    """The stored stats are compared whole (path, root, mtime and size of every file, in scan
+    order): one nanosecond of mtime, one byte of size, a file more or less is stale; put
+    back exactly, it is fresh again without a refresh."""
+    _populate(workspace)
+    _load(workspace)
+    loaded = workspace_module_load(workspace)
+    path, roots = index.workspace_index_path(loaded), index.roots_of(loaded)
+    alpha = workspace / MEM / "alpha.md"
+    stat = alpha.stat()
+    original = alpha.read_bytes()
+    assert index.check(path, roots)
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert not index.check(path, roots)
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert index.check(path, roots)
+    alpha.write_bytes(original + b" ")
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not index.check(path, roots)
+    alpha.write_bytes(original)
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert index.check(path, roots)
+    extra = workspace / MEM / "filler" / "zzz.md"
+    extra.write_text("---\ntitle: Extra\n---\nExtra.\n", encoding="utf-8")
+    assert not index.check(path, roots)
+    extra.unlink()
+    assert index.check(path, roots)
+    (workspace / MEM / "gamma.md").rename(workspace / MEM / "filler" / "gamma.md")
+    assert not index.check(path, roots)
+
+
 def test_removed_file_disappears_and_new_file_appears(workspace: Path) -> None:
     _populate(workspace)
     _load(workspace)

@@ -457,9 +457,9 @@ def test_corrupt_index_is_set_aside_with_a_note_and_rebuilt(tmp_path: Path, dama
     if damage == "wrong-version":
         db.execute("PRAGMA user_version = 3")
     elif damage == "garbage-meta":
-        db.execute("UPDATE meta SET value = ? WHERE key = 'stat'", (b"\xff\x00 not marshal",))
+        db.execute("UPDATE meta SET value = ? WHERE key IN ('stat', 'stat_sig')", (b"\xff\x00 not marshal",))
     elif damage == "wrong-type-meta":
-        db.execute("UPDATE meta SET value = ? WHERE key = 'stat'", (b"i\x05\x00\x00\x00",))
+        db.execute("UPDATE meta SET value = ? WHERE key IN ('stat', 'stat_sig')", (b"i\x05\x00\x00\x00",))
     elif damage == "dropped-table":
         db.execute("DROP TABLE meta")
     db.commit()
