@@ -408,12 +408,11 @@ class HookCall:
             from engram import native_rules
 
             slots = [slot for slot in self.index.active if self.index.row(slot).applies_to]
-            scoped = [self.index.card(slot) for slot in slots]
-            # The compiler's verdict, for the content each key names: index.card gives that
-            # content (the file's bytes while they hash the same, else the stored copy).
-            blocked = set(self.index.data.get("secret_slots") or ())
-            verdicts = {f"{self.index.row(slot).id}@{self.index.row(slot).hash}": slot in blocked
-                        for slot in slots}
+            # Each card with the compiler's verdict on exactly that content (one read of its
+            # row): a concurrent refresh cannot pair one commit's verdict with another's text.
+            judged = self.index.judged_cards(slots)
+            scoped = [card for card, _secret in judged if card.applies_to]
+            verdicts = {card.key: secret for card, secret in judged}
             # Never through a committed symlink that leads out of the workspace.
             native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
                                     follow=self.settings.get("install.follow_symlinks") is True,

@@ -278,6 +278,26 @@ class CompiledIndex:
                 row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], self.body(slot))
         return cached
 
+    def judged_cards(self, slots: Iterable[int]) -> list[tuple[Card, bool]]:
+        """(card, whether the compiler found a secret in it) per slot, each pair from one read
+        of its row: the stored copy of the content the compiler judged, with that verdict. No
+        file is read and no other statement is trusted: the meta's `secret_slots`, a row read
+        earlier or a stored body read later may each come from another commit (each statement
+        reads the latest), and a verdict holds only for the content it was given for."""
+        wanted = list(slots)
+        found: dict[int, tuple[Card, bool]] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for slot, blob, stored, secret in self.db.execute(
+                    f"SELECT slot, row, card, secret FROM cards WHERE slot IN ({marks})", chunk):
+                if not blob or not stored:
+                    continue
+                row = Row(marshal.loads(blob))
+                found[slot] = (card_from_tuple(row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:],
+                                               marshal.loads(stored)[K_BODY]), bool(secret))
+        return [found[slot] for slot in wanted if slot in found]
+
     def all_cards(self) -> list[Card]:
         self.rows(self.active)
         return [self.card(slot) for slot in self.active]

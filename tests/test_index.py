@@ -371,3 +371,16 @@ def workspace_module_load(ws: Path) -> workspace.Workspace:
     loaded = workspace.load(ws)
     assert loaded is not None
     return loaded
+
+
+def test_judged_cards_pair_each_stored_card_with_its_own_verdict(workspace: Path) -> None:
+    _populate(workspace)
+    write_card(workspace / MEM, "leaky.md",
+               "---\ntitle: Leaky\n---\nToken ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 here.\n")
+    compiled = _load(workspace)
+    slots = [compiled.slot_of("beta"), compiled.slot_of("leaky"), 10**6]
+    judged = compiled.judged_cards([s for s in slots if s is not None])
+    assert [(card.id, secret) for card, secret in judged] == [("beta", False), ("leaky", True)]
+    beta = judged[0][0]
+    assert beta.body == compiled.card(compiled.slot_of("beta")).body  # type: ignore[arg-type]
+    assert beta.key == compiled.card(compiled.slot_of("beta")).key  # type: ignore[arg-type]

@@ -130,14 +130,9 @@ def test_a_secret_planted_in_place_is_never_sent(ws: Path, tmp_path: Path) -> No
         (tmp_path / "state" / "logs" / "hook.log").read_text()
 
 
-@pytest.mark.usefixtures("deferred")
-def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
-        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Native mode writes rule files at session start from the index, using the compiler's
-    secret verdicts (no scan of unchanged cards). Answered from a stale index, the card is
-    the content its key names, so the token planted since is never written."""
-    from engram import secrets
-
+def native_release(ws: Path) -> tuple[str, Path, Path, bytes]:
+    """The release card scoped to a path, native rule mode, and a first SessionStart that
+    wrote its rule file: (its text, its file, the rules folder, the SessionStart payload)."""
     scoped = FIRST.replace("tags:", 'applies_to: ["deploy/**"]\ntags:')
     path = ws / ".agents" / ".engram" / "release.md"
     path.write_text(scoped, encoding="utf-8")
@@ -147,6 +142,18 @@ def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
     start = json.dumps(payload("claude", "SessionStart.json", ws)).encode()
     hook.handle("claude", start, defer=False)
     index._deferred.clear()
+    return scoped, path, rules, start
+
+
+@pytest.mark.usefixtures("deferred")
+def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Native mode writes rule files at session start from the index, using the compiler's
+    secret verdicts (no scan of unchanged cards). Answered from a stale index, the card is
+    the content its key names, so the token planted since is never written."""
+    from engram import secrets
+
+    scoped, path, rules, start = native_release(ws)
     assert "Releases are cut from main" in (rules / "release.md").read_text()
     scans: list[str] = []
     real = secrets.has_secrets
@@ -161,6 +168,32 @@ def test_a_secret_planted_in_place_never_reaches_a_native_rule_file(
     hook.handle("claude", start, defer=False)  # compiled afresh: the card now holds a secret
     index._deferred.clear()
     assert not (rules / "release.md").exists()
+
+
+@pytest.mark.usefixtures("deferred")
+def test_a_secret_a_concurrent_refresh_found_never_reaches_a_native_rule_file(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another hook's after-answer check commits the card with a secret planted in place
+    while this SessionStart runs, after this call read the meta (no secret then): the rule
+    sync takes each card and its verdict from one read of its row, never the meta's list
+    with a newer row."""
+    scoped, path, rules, start = native_release(ws)
+    (rules / "release.md").unlink()  # so this call writes it afresh
+    real = index.load_or_build
+
+    def load_then_refresh_elsewhere(workspace: object, defer: bool = False) -> object:
+        loaded = real(workspace, defer=defer)  # type: ignore[arg-type]
+        # The meta is read now, before the other hook's commit: no secret in it.
+        assert loaded.active and loaded.data.get("secret_slots") == []
+        edit_in_place(path, scoped.replace("Releases are cut", f"Use {GITHUB}. Releases are cut"))
+        index._load_healing(index.workspace_index_path(workspace),  # type: ignore[arg-type]
+                            index.roots_of(workspace), False, ())  # type: ignore[arg-type]
+        return loaded
+
+    monkeypatch.setattr(index, "load_or_build", load_then_refresh_elsewhere)
+    hook.handle("claude", start, defer=True)
+    index._deferred.clear()
+    assert all(GITHUB not in p.read_text() for p in rules.iterdir())
 
 
 @pytest.mark.usefixtures("deferred")
