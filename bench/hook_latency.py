@@ -1,8 +1,8 @@
 """Hook latency: the hook command `engram link claude --global` writes for this installation
 (`<python> -I -S <bin>/engram-hook claude` from a regular install), as a whole process the way
 a host runs it, next to `python -c pass` with the same interpreter in the same run; and the
-first prompt through the form a team commits (`command -v engram ... && exec engram hook
-claude`, run by /bin/sh with this installation's folder first on PATH).
+first prompt through the form a team commits (`command -v engram-hook ... && exec engram-hook
+claude; ...`, run by /bin/sh with this installation's folder first on PATH).
 
 For each store size (100, 1,000, 10,000 synthetic cards) it measures the median of at least 20
 runs of: a first prompt in a new session (new bodies to send) and a repeat prompt in a session

@@ -132,6 +132,13 @@ def test_invalid_jsonc_raises(text: str) -> None:
     ("echo /v/bin/engram-hook claude", ("claude",), False),
     ("echo -n engram-hook claude", ("claude",), False),
     ("/v/bin/engram-hooks claude", ("claude",), False),
+    ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; "
+     "command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("claude",), True),
+    ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; true", ("claude",), True),
+    ("command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("claude",), True),
+    ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; "
+     "command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("codex",), False),
+    ("command -v engram-hook >/dev/null && echo engram-hook claude", ("claude",), False),
 ])
 def test_is_ours(cmd: object, names: tuple[str, ...], expected: bool) -> None:
     assert command.is_ours(cmd, names) is expected
@@ -229,9 +236,20 @@ def test_personal_command_runs_the_launcher_by_its_shebang_when_packages_live_el
     assert command.is_ours(cmd, ("gemini",)) and command.is_resolvable(cmd)
 
 
-def test_the_shared_form_is_unchanged_by_the_launcher(installed: Path) -> None:
-    assert command.hook_command("codex", "path") == \
-        "command -v engram >/dev/null 2>&1 && exec engram hook codex || true"
+def test_the_shared_form_runs_the_launcher_from_path_else_the_engram_script(
+        installed: Path, tmp_path: Path) -> None:
+    cmd = command.hook_command("codex", "path")
+    assert cmd == ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook codex; "
+                   "command -v engram >/dev/null 2>&1 && exec engram hook codex || true")
+    assert command.is_portable(cmd) and command.executable_of(cmd) == "engram-hook"
+    launcher_only, engram_only, neither = (tmp_path / n for n in ("a", "b", "c"))
+    for folder, name in ((launcher_only, "engram-hook"), (engram_only, "engram"), (neither, "x")):
+        folder.mkdir()
+        (folder / name).write_text("#!/bin/sh\n")
+        (folder / name).chmod(0o755)
+    assert command.locate(cmd, str(launcher_only)) == str(launcher_only / "engram-hook")
+    assert command.locate(cmd, str(engram_only)) == str(engram_only / "engram")  # an older engram
+    assert command.locate(cmd, str(neither)) is None
 
 
 def test_a_launcher_in_a_versioned_folder_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,8 +37,8 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="the POSIX shell form")
 @pytest.fixture(autouse=True)
 def unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ENGRAM_HOOK_EXECUTABLE", raising=False)
-    if not VENV_ENGRAM.exists():
-        pytest.skip("no console script in this environment")
+    if not (VENV_ENGRAM.exists() and VENV_ENGRAM.with_name("engram-hook").exists()):
+        pytest.skip("no console script and launcher in this environment")
 
 
 def commands_in(path: Path) -> list[str]:
@@ -80,14 +80,17 @@ def test_hooks_command_setting_picks_the_form(workspace: Path) -> None:
         command.hook_command("codex", "path")}
 
 
-def teammate_env(tmp_path: Path, with_engram: bool) -> dict[str, str]:
-    """Another user: own HOME and state, engram (if any) in a pipx-like bin folder, and the
-    short PATH of a desktop launcher besides it. No venv activated, no engram variables."""
+def teammate_env(tmp_path: Path, with_engram: bool,
+                 scripts: tuple[str, ...] = ("engram", "engram-hook")) -> dict[str, str]:
+    """Another user: own HOME and state, engram's `scripts` (if any) in a pipx-like bin folder,
+    and the short PATH of a desktop launcher besides it. No venv activated, no engram
+    variables. `scripts=("engram",)` is an engram from before the `engram-hook` launcher."""
     home = tmp_path / "teammate"
     bin_dir = home / ".local" / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    if with_engram and not (bin_dir / "engram").exists():
-        (bin_dir / "engram").symlink_to(VENV_ENGRAM)  # what pipx and uv tool put on PATH
+    for name in scripts if with_engram else ():
+        if not (bin_dir / name).exists():
+            (bin_dir / name).symlink_to(VENV_ENGRAM.with_name(name))  # what pipx and uv tool put on PATH
     path = os.pathsep.join(([str(bin_dir)] if with_engram else []) + ["/usr/bin", "/bin"])
     return {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
 
@@ -106,17 +109,19 @@ def payload_for(client: str, name: str, workspace: Path, prompt: str = "") -> di
     return payload
 
 
+@pytest.mark.parametrize("scripts", [("engram", "engram-hook"), ("engram-hook",), ("engram",)],
+                         ids=["both", "launcher-only", "older-engram"])
 @pytest.mark.parametrize("host, event", [("claude", "UserPromptSubmit.json"),
                                          ("codex", "UserPromptSubmit.json"),
                                          ("gemini", "BeforeAgent.json")])
 def test_a_teammates_clone_runs_the_committed_hooks_unchanged(
-        host: str, event: str, workspace: Path, tmp_path: Path) -> None:
+        host: str, event: str, scripts: tuple[str, ...], workspace: Path, tmp_path: Path) -> None:
     (workspace / ".agents/.engram/zebra-notes.md").write_text(CARD)
     assert engram("link", host, cwd=workspace) == 0
     shared = workspace / PROJECT_FILES[host]
     committed = shared.read_bytes()
     cmd = commands_in(shared)[0]
-    env = teammate_env(tmp_path, with_engram=True)
+    env = teammate_env(tmp_path, with_engram=True, scripts=scripts)
     done = run_committed(cmd, payload_for(host, event, workspace, "zebrafish tank"), env,
                          workspace)
     assert done.returncode == 0, done.stderr

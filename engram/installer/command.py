@@ -1,8 +1,10 @@
 """The command host configs run, and how engram recognises its own entries.
 
 Two forms. A file a team commits (a project's `.claude/settings.json`, `.codex/hooks.json`,
-...) runs `engram` from PATH, guarded so that a clone without engram installed sees nothing:
-`command -v engram >/dev/null 2>&1 && exec engram hook <host> || true`. `command -v` is a
+...) runs engram from PATH, guarded so that a clone without engram installed sees nothing:
+`command -v engram-hook >/dev/null 2>&1 && exec engram-hook <host>; command -v engram
+>/dev/null 2>&1 && exec engram hook <host> || true` (the launcher described below when it is
+on PATH, else the `engram` script of an engram older than the launcher). `command -v` is a
 shell builtin and `exec` replaces the shell, so the guard costs no extra process. A personal
 file (`--global`, `--local`) names this installation by absolute path: no PATH lookup, right
 for a host launched from a desktop menu with a short PATH, and never a pyenv/asdf shim (which
@@ -196,7 +198,10 @@ def hook_command(host: str, mode: str = "absolute") -> str:
         # Fail open on a clone where engram is not installed: exit 0, no output, no error
         # shown by the host. (Windows hosts hand commands to PowerShell or cmd, which lack
         # `command -v`; there the plain form is written and the README says what happens.)
-        return f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true"
+        # The launcher first (no `import re` before engram), then the `engram` script: an
+        # engram older than the launcher, on a teammate's PATH, still runs the hook.
+        return (f"command -v {LAUNCHER} >/dev/null 2>&1 && exec {LAUNCHER} {host}; "
+                f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true")
     return f"{prefix} {host}"
 
 
@@ -262,7 +267,8 @@ def is_ours(command: object, names: Iterable[str]) -> bool:
 def _runs_hook(words: list[str], wanted: set[str]) -> bool:
     for i, word in enumerate(words):
         if _launcher_at(words, i):
-            if i + 1 < len(words) and words[i + 1].lower() in wanted:
+            # `exec engram-hook claude; ...`: the shell ends the command at the `;`
+            if i + 1 < len(words) and words[i + 1].lower().rstrip(";") in wanted:
                 return True
             continue
         tail = [w.lower() for w in words[i + 1: i + 4]]
@@ -279,15 +285,25 @@ def _runs_hook(words: list[str], wanted: set[str]) -> bool:
     return False
 
 
-def executable_of(command: str) -> str | None:
-    """The engram program a command runs (`engram`, a path to it or to `engram-hook`, or the
-    python of `python -m engram`), for `doctor` to check."""
+def _programs(command: str) -> list[str]:
+    """The engram programs a command may run, in the order the shell tries them: `engram`, a
+    path to it or to `engram-hook`, or the python of `python -m engram`."""
     words = _split(command)
+    found = []
     for i, word in enumerate(words):
         if _launcher_at(words, i) or (_is_program(words, i) and _is_engram_executable(word)):
-            return word
+            found.append(word)
         if word == "-m" and i + 1 < len(words) and words[i + 1] == "engram" and i > 0:
-            return words[i - 1]
+            found.append(words[i - 1])
+    return found
+
+
+def executable_of(command: str) -> str | None:
+    """The (first) engram program a command runs, for `doctor` to check."""
+    programs = _programs(command)
+    if programs:
+        return programs[0]
+    words = _split(command)
     return words[0] if words else None
 
 
@@ -308,15 +324,17 @@ def is_portable(command: str) -> bool:
 
 
 def locate(command: str, search_path: str | None = None) -> str | None:
-    """Where the program of this command is found (on `search_path`, default PATH), or None
-    (also when the Python that runs the `engram-hook` launcher is gone)."""
-    program = executable_of(command)
-    if not program:
-        return None
+    """Where the program this command runs is found (on `search_path`, default PATH): the first
+    of its engram programs that is (the shared form tries `engram-hook`, then `engram`), or
+    None (also when the Python that runs the `engram-hook` launcher is gone)."""
     interpreter = _interpreter_of_command(command)
     if interpreter is not None and _find(interpreter, search_path) is None:
         return None
-    return _find(program, search_path)
+    for program in _programs(command) or [executable_of(command) or ""]:
+        found = _find(program, search_path) if program else None
+        if found:
+            return found
+    return None
 
 
 def _find(program: str, search_path: str | None) -> str | None:

@@ -475,13 +475,15 @@ def personal_commands(client: str) -> set[str]:
 
 def link_problems(config_file: Path, client: str, personal: bool = False) -> list[str]:
     """The config `engram link` wrote runs engram from PATH for this host (the portable form a
-    team commits; the client's PATH finds this installation first), or, in a personal file
+    team commits: the launcher, else the `engram` script; the client's PATH finds this
+    installation first), or, in a personal file
     (`--global`), this installation's launcher by absolute path."""
     if not config_file.exists():
         return [f"{config_file} was not written"]
     commands = linked_commands(config_file)
     want = (personal_commands(client) if personal
-            else {f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true"})
+            else {f"command -v engram-hook >/dev/null 2>&1 && exec engram-hook {client}; "
+                  f"command -v engram >/dev/null 2>&1 && exec engram hook {client} || true"})
     wrong = [c for c in commands if c not in want]
     return ([f"no hook command in {config_file}"] if not commands else []) + \
         [f"hook command {c!r} is not one of {sorted(want)!r}" for c in wrong]
