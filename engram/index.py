@@ -436,9 +436,8 @@ def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
     if meta.get("py") != PY_TAG or meta.get("roots") != roots_sig:
         return False
     # Path, root, mtime and size of every file, in scan order, as the compiler stored them.
-    if meta.get("stat_sig") != stat_signature([f.path for f in found], [f.root for f in found],
-                                               [f.mtime_ns for f in found],
-                                               [f.size for f in found]):
+    paths, roots, mtimes, sizes = zip(*found, strict=True) if found else ((), (), (), ())
+    if meta.get("stat_sig") != stat_signature(paths, roots, mtimes, sizes):
         return False
     if any(os.access(path, os.R_OK) for path in meta.get("stat_retry") or ()):
         return False  # unreadable when compiled, readable now

@@ -11,7 +11,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Final, Iterable
+    from typing import Any, Final, Iterable, Sequence
 
     from engram.card import Card
     from engram.problems import Problem
@@ -149,8 +149,8 @@ def roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
     return [list(r) for r in roots] + [["follow", str(follow)]]
 
 
-def stat_signature(paths: list[str], roots: list[str], mtimes: list[int],
-                   sizes: list[int]) -> tuple[str, str, bytes]:
+def stat_signature(paths: Sequence[str], roots: Sequence[str], mtimes: Sequence[int],
+                   sizes: Sequence[int]) -> tuple[str, str, bytes]:
     """The card files' stats as three flat values, in scan order (roots in order, then paths
     sorted): a hook compares these with what the compiler stored instead of looking each file
     up in the `stat` dict (unmarshalling it is a thousand tuples on every call). NUL cannot
