@@ -76,6 +76,17 @@ def test_isolated_launcher_finds_engram_in_its_prefix_without_site(tmp_path: Pat
     assert "site" not in imported and "re" not in imported[:imported.index("engram")]
 
 
+def test_isolated_launcher_run_by_a_relative_path_finds_its_prefix(tmp_path: Path, prompt: bytes) -> None:
+    script = _install(tmp_path / "venv", with_packages=True)
+    for cwd, relative in ((script.parent, "engram-hook"), (tmp_path, "venv/bin/engram-hook")):
+        done = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", relative, "claude"],
+                              input=prompt, capture_output=True, timeout=60, cwd=cwd)
+        assert done.returncode == 0, done.stderr
+        assert "site" not in _imported(done.stderr)
+        shutil.rmtree(os.environ["ENGRAM_STATE_DIR"])  # the next run is a first delivery again
+        assert _answer_ids(done.stdout) == ["overview", "release"]
+
+
 def test_launcher_imports_nothing_before_engram(tmp_path: Path, prompt: bytes) -> None:
     script = _install(tmp_path / "venv", with_packages=True)
     bare = _run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], b"")
