@@ -263,11 +263,19 @@ class _TextHits:
             for tag in tags:
                 holders[tag] = holders.get(tag, 0) + 1
         chosen = []
+        # A tag's terms once per tag, not once per card: a category tag a prompt names (`api`)
+        # is carried by hundreds of cards in a large store.
+        tag_terms: dict[str, list[str]] = {}
         for slot, tags in self.tags.items():
             if any(holders[tag] <= TAG_SHARED for tag in tags):
                 chosen.append(slot)
                 continue
-            named = {term for tag in tags for term in text.terms(tag)}
+            named: set[str] = set()
+            for tag in tags:
+                terms = tag_terms.get(tag)
+                if terms is None:
+                    terms = tag_terms[tag] = text.terms(tag)
+                named.update(terms)
             if all(term in named for term in self.terms[:self.plain]):
                 chosen.append(slot)
         return chosen
