@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import marshal
 import os
-from array import array
 
 from engram import paths
 from engram.index_rows import (  # noqa: F401 - the layout, re-exported for readers
@@ -68,7 +67,7 @@ from engram.index_rows import (  # noqa: F401 - the layout, re-exported for read
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Final, Iterable
+    from typing import Any, Final, Iterable, Literal
 
     from engram.card import Card
     from engram.problems import Problem
@@ -106,7 +105,7 @@ class CompiledIndex:
         self._regex: dict[int, Any] = {}
         self._active: set[int] | None = None
         self._heads: dict[str, int] = {}
-        self._postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._postings: dict[str, tuple[memoryview[int], memoryview[int]]] = {}
         self.data = _MetaView(self)
 
     def meta(self, key: str) -> Any:
@@ -201,35 +200,36 @@ class CompiledIndex:
                 return body, None
         return self._stored_body(slot), None
 
-    def postings(self, term: str) -> tuple[array[int], array[int]]:
+    def postings(self, term: str) -> tuple[memoryview[int], memoryview[int]]:
         """(slots, keys) for a term, most relevant first: impact and field code are
-        `65535 - key` split as `impact << 2 | field` (see `_posting_key`)."""
+        `65535 - key` split as `impact << 2 | field` (see `_posting_key`). Read-only views
+        over the stored bytes, cast like `array("I")`/`array("H")` (native unsigned int and
+        short, the layout `engram.postings` writes): importing `array` would import
+        `collections` on every hook call."""
         cached = self._postings.get(term)
         if cached is not None:
             return cached
-        slots, keys = array("I"), array("H")
         found = self.db.execute("SELECT slots, keys, heads FROM postings WHERE term = ?",
                                 (term,)).fetchone()
         if found:
-            slots.frombytes(found[0])
-            keys.frombytes(found[1])
+            slots, keys = _unsigned(found[0], "I"), _unsigned(found[1], "H")
             self._heads[term] = found[2] or 0
+        else:
+            slots, keys = _unsigned(b"", "I"), _unsigned(b"", "H")
         # Explaining the selected cards reads the same postings again.
         self._postings[term] = (slots, keys)
         return slots, keys
 
-    def head_phrases(self, phrases: list[str]) -> dict[str, array[int]]:
+    def head_phrases(self, phrases: list[str]) -> dict[str, memoryview[int]]:
         """phrase -> the slots whose head holds it, for the phrases the index knows (one
         query for all of a prompt's phrases)."""
-        found: dict[str, array[int]] = {}
+        found: dict[str, memoryview[int]] = {}
         for start in range(0, len(phrases), 500):
             chunk = phrases[start:start + 500]
             marks = ",".join("?" * len(chunk))
             for term, blob in self.db.execute(
                     f"SELECT term, slots FROM postings WHERE term IN ({marks})", chunk):
-                slots = array("I")
-                slots.frombytes(blob)
-                found[term] = slots
+                found[term] = _unsigned(blob, "I")
         return found
 
     def head_count(self, term: str) -> int:
@@ -379,18 +379,62 @@ def _has_foreign_header(path: str) -> bool:
     return bool(head) and head != _SQLITE_MAGIC
 
 
+def _unsigned(blob: bytes, code: Literal["I", "H"]) -> memoryview[int]:
+    """A stored packed array as a read-only sequence of ints (`code` as in `array`)."""
+    return memoryview(blob).cast(code)
+
+
 def _driver() -> Any:
     """The SQLite driver: its C module alone where it exists. The `sqlite3` package around it
     imports `datetime` (about 1 ms of every hook process) for date adapters engram never uses;
     the connection, cursor and exception classes are the same objects."""
     try:
-        import _sqlite3
-
-        return _sqlite3
+        return _import_sqlite_c_module()
     except ImportError:  # an interpreter that ships the driver differently
         import sqlite3
 
         return sqlite3
+
+
+def _import_sqlite_c_module() -> Any:
+    """`_sqlite3`, without `functools` when nothing has imported it yet. The C module (3.10 to
+    3.13) imports `functools` only to wrap its statement cache in `lru_cache`, and `functools`
+    imports `collections`: together a quarter of a bare interpreter's start, paid by every hook
+    call for one decorator. `_functools._lru_cache_wrapper` is the C function `lru_cache`
+    returns, so the module gets the same cache from a stand-in holding just that; the stand-in
+    leaves `sys.modules` at once, and a later `import functools` loads the real module."""
+    import sys
+
+    if "_sqlite3" in sys.modules or "functools" in sys.modules:
+        import _sqlite3
+
+        return _sqlite3
+    try:
+        from _functools import _lru_cache_wrapper  # type: ignore[import-not-found]
+    except ImportError:
+        import _sqlite3
+
+        return _sqlite3
+
+    def lru_cache(maxsize: int | None = 128, typed: bool = False) -> Any:
+        def wrap(function: Any) -> Any:
+            return _lru_cache_wrapper(function, maxsize, typed, tuple)
+        return wrap
+
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        import _sqlite3
+    except Exception:  # noqa: BLE001 - a driver that wants more of functools gets all of it
+        sys.modules.pop("_sqlite3", None)
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+        import _sqlite3
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+    return _sqlite3
 
 
 def _open(path: str) -> Any:

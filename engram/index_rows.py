@@ -155,11 +155,10 @@ def stat_signature(paths: Sequence[str], roots: Sequence[str], mtimes: Sequence[
     sorted): a hook compares these with what the compiler stored instead of looking each file
     up in the `stat` dict (unmarshalling it is a thousand tuples on every call). NUL cannot
     occur in a path, so the joined forms are unambiguous."""
-    from array import array
+    from struct import pack  # the bytes of array("q"), without array's import of collections
 
-    numbers = array("q", mtimes)
-    numbers.extend(sizes)
-    return "\0".join(paths), "\0".join(roots), numbers.tobytes()
+    numbers = pack(f"{len(mtimes) + len(sizes)}q", *mtimes, *sizes)
+    return "\0".join(paths), "\0".join(roots), numbers
 
 
 def read_meta(db: Any, keys: Iterable[str]) -> dict[str, Any]:

@@ -7,10 +7,10 @@ can stop early on a common term. Impacts use the field-length averages of the la
 from __future__ import annotations
 
 import marshal
-from array import array
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from typing import Any, Final
 
 IMPACT_LEVELS: Final = 16383
@@ -35,7 +35,7 @@ def head_size(terms: dict[str, list[int]]) -> int:
                if " " not in term and (counts[0] or counts[1] or counts[2]))
 
 
-def head_count(keys: array[int]) -> int:
+def head_count(keys: array[int] | memoryview[int]) -> int:
     """How many of a term's postings are in a head field (field code 0-2: key & 3 != 0)."""
     return sum(1 for key in keys if key & 3)
 
@@ -106,6 +106,9 @@ def update_postings(db: Any, removed: dict[int, dict[str, list[int]]],
                 entry.append(posting)
     writes: list[tuple[str, bytes, bytes, int]] = []
     deletes: list[tuple[str]] = []
+    # Imported here: the hook reads postings as memoryviews (`CompiledIndex.postings`), and
+    # `array` imports `collections` (the router imports this module for IMPACT_LEVELS).
+    from array import array
     from bisect import bisect_right
 
     for term in set(changes) | set(dropped):

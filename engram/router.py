@@ -323,7 +323,7 @@ class _TextHits:
             if not mask & (1 << number):
                 continue
             slots, keys = self.index.postings(term)
-            field = (65535 - keys[slots.index(slot)]) & 3
+            field = (65535 - keys[slots.tolist().index(slot)]) & 3
             found.append((self.words[term], FIELD_WORDS[field]))
         return found
 

@@ -102,7 +102,7 @@ def _fields(index: CompiledIndex, slot: int, matched: list[str]) -> dict[str, li
     fields: dict[str, list[str]] = {}
     for term in matched:
         slots, keys = index.postings(term)
-        field = (65535 - keys[slots.index(slot)]) & 3
+        field = (65535 - keys[slots.tolist().index(slot)]) & 3
         name = {"title": "title or id", "card": "one-line card"}.get(router.FIELD_NAMES[field],
                                                                       router.FIELD_NAMES[field])
         fields.setdefault(name, []).append(term)

@@ -110,6 +110,9 @@ IMPORT_CHECK = (
     " 'typing', 'tempfile', 'hashlib', 'jsonschema',"
     # regular expressions and the json package (which imports re): a plain prompt needs neither
     " 're', 'json', 'enum',"
+    # sqlite3's C module asks functools for lru_cache, array registers with collections.abc:
+    # functools and collections together cost a quarter of a bare interpreter's start
+    " 'functools', 'collections', 'array',"
     # sqlite3's Python layer imports datetime; the glob compiler only for a path that can
     # match a host's own rule files (a card under the memory folder cannot)
     " 'sqlite3', 'datetime', 'engram.globs') if m in sys.modules and m not in before]\n"

@@ -384,3 +384,45 @@ def test_judged_cards_pair_each_stored_card_with_its_own_verdict(workspace: Path
     beta = judged[0][0]
     assert beta.body == compiled.card(compiled.slot_of("beta")).body  # type: ignore[arg-type]
     assert beta.key == compiled.card(compiled.slot_of("beta")).key  # type: ignore[arg-type]
+
+
+def test_sqlite_driver_loads_without_functools_and_leaves_the_real_one_importable() -> None:
+    """The hook opens SQLite without importing functools (and so collections); the driver's
+    statement cache still works, and functools imported afterwards is the real module."""
+    check = (
+        "import sys\n"
+        "from engram import index\n"
+        "driver = index._driver()\n"
+        "assert 'functools' not in sys.modules and 'collections' not in sys.modules, sorted(sys.modules)\n"
+        "db = driver.connect(':memory:')\n"
+        "for i in range(300):\n"
+        "    assert db.execute('SELECT ? + 1', (i,)).fetchone() == (i + 1,)\n"
+        "import functools\n"
+        "assert hasattr(functools, 'partial') and hasattr(functools, 'reduce')\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = [{str(REPO)!r}]\n" + check],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_stat_signature_packs_like_array_q() -> None:
+    """The stored signature is compared byte for byte with the one a hook computes: its
+    numbers keep the layout of array("q") (native 8-byte signed)."""
+    from array import array
+
+    from engram.index_rows import stat_signature
+
+    mtimes, sizes = [0, 1_700_000_000_123_456_789, -1], [0, 42, 2**40]
+    expected = array("q", mtimes)
+    expected.extend(sizes)
+    assert stat_signature(["a", "b", "c"], ["r", "r", "r"], mtimes, sizes)[2] == expected.tobytes()
+
+
+def test_postings_views_read_like_arrays() -> None:
+    from array import array
+
+    slots, keys = array("I", [7, 3, 2**32 - 1]), array("H", [0, 17, 65535])
+    assert list(index._unsigned(slots.tobytes(), "I")) == list(slots)
+    assert list(index._unsigned(keys.tobytes(), "H")) == list(keys)
+    assert list(index._unsigned(b"", "I")) == []
