@@ -59,6 +59,12 @@ def _is_editable() -> bool:
     return False
 
 
+# Pause after every timed command (python -c pass included): a hook of a large store checks
+# its card files in a detached process after answering, and prompts come seconds apart, not
+# back to back; without the pause that check would run on the CPU the next timing uses.
+SETTLE_SECONDS = 0.15
+
+
 def _run(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(command, input=stdin, capture_output=True,
@@ -66,6 +72,7 @@ def _run(command: list[str], stdin: bytes, env: dict[str, str]) -> float:
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{command} failed: {done.stderr.decode()[:500]}")
+    time.sleep(SETTLE_SECONDS)
     return elapsed * 1000
 
 

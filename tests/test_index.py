@@ -426,3 +426,24 @@ def test_postings_views_read_like_arrays() -> None:
     assert list(index._unsigned(slots.tobytes(), "I")) == list(slots)
     assert list(index._unsigned(keys.tobytes(), "H")) == list(keys)
     assert list(index._unsigned(b"", "I")) == []
+
+
+@pytest.mark.parametrize(("cards", "deferred"), [(index.DEFER_MIN_FILES - 1, False),
+                                                 (index.DEFER_MIN_FILES, True)])
+def test_the_hook_defers_the_per_file_check_from_500_cards(
+        workspace: Path, cards: int, deferred: bool) -> None:
+    """From 500 card files (the default, ENGRAM_DEFER_MIN_FILES) a hook whose store folders
+    are unchanged answers from the stored index and queues the per-file check for after its
+    answer; below that it checks every file first."""
+    assert index.DEFER_MIN_FILES == 500 or "ENGRAM_DEFER_MIN_FILES" in os.environ
+    mem = workspace / MEM
+    for i in range(cards):
+        write_card(mem / f"area-{i % 5}", f"card-{i}.md", f"---\ntitle: Card {i}\n---\nBody {i}.\n")
+    _load(workspace)
+    index.close_connections()
+    index._deferred.clear()
+    loaded = workspace_module_load(workspace)
+    assert len(index.load_or_build(loaded, defer=True).all_cards()) == cards
+    assert bool(index._deferred) is deferred
+    index._deferred.clear()
+    index.close_connections()
