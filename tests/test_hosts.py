@@ -263,6 +263,11 @@ def test_a_hosts_rule_files_are_files_it_loads_natively() -> None:
         if rules and patterns:
             assert native_loads.matches(patterns, f"{rules['folder']}/a/x{rules['suffix']}"), \
                 definition["name"]
+            # ... and the host loads nothing else from there: a note beside the rules (a `.md`
+            # in `.cursor/rules/`, which Cursor ignores) is neither routed nor loaded.
+            other = ".txt" if rules["suffix"].endswith(".md") else ".md"
+            assert not native_loads.matches(patterns, f"{rules['folder']}/a/notes{other}"), \
+                definition["name"]
             checked += 1
     assert checked >= 2
 
