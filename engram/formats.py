@@ -19,6 +19,13 @@ PROVENANCE_KEYS: Final = ("authority", "evidence_refs", "derived_from", "created
 _HEADING: Final = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _CONTENT_SECTION: Final = re.compile(r"^##\s+Content\s*$", re.MULTILINE)
 
+# Rule folders engram reads in a format of their own whose owner is no host engram links, as
+# (folder, format, what the files are called, the tool that loads them). Continue is an IDE
+# extension without hooks engram could install: its rules are a format to read, not a host,
+# so it has no hosts/*.yaml (which `engram link` would offer). Host rule folders are in
+# hosts/*.yaml (`rules`); `engram init` adopts the folders of both as memory roots.
+OTHER_RULE_FOLDERS: Final = ((".continue/rules", "continue", "Continue rules", "Continue"),)
+_OTHER_RULE_MARKERS: Final = tuple((f"/{folder}/", fmt) for folder, fmt, _, _ in OTHER_RULE_FOLDERS)
 
 # The keys an engram card may carry; anything else in an engram-format file is reported, with
 # the nearest known key, because a misspelt key (`tag:`, `applies-to:`) is silently ignored.
@@ -77,8 +84,9 @@ def detect(path: PurePath, data: dict[str, Any], body: str) -> str:
         return "copilot"
     if "/.claude/rules/" in posix or ("paths" in data and "applies_to" not in data):
         return "claude"
-    if "/.continue/rules/" in posix:
-        return "continue"
+    for marker, fmt in _OTHER_RULE_MARKERS:
+        if marker in posix:
+            return fmt
     if "schema_version" in data or ("id" in data and data.get("type") in ("skill", "knowledge")) \
             or (_CONTENT_SECTION.search(body) and "applies_to" not in data):
         return "long-ride"

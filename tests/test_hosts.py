@@ -330,3 +330,82 @@ def test_load_host_stamps_the_hosts_folder_once(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(host_registry, "_stamp", lambda folder: stamps.append(folder) or real(folder))
     assert host_registry.load_host("cascade")["name"] == "windsurf"
     assert len(stamps) == 1
+
+
+ACME_SUPPORTED = (
+    "name: acme\ndisplay_name: Acme Agent\naliases: []\nsupported: true\n"
+    "instruction_files: [ACME.md]\nmarkers: [.acme]\n"
+    "rules: {folder: .acme/rules, suffix: .rule.md}\n"
+    "runtime:\n  fields: {event: kind, session: sid, cwd: workdir, prompt: text}\n"
+    "  events:\n    ask: {kind: prompt}\n"
+    "install: {project_file: .acme/hooks.json, global_file: ~/.acme/hooks.json,\n"
+    "          global_folder: ~/.acme, format: matcher_groups, timeout_unit: none,\n"
+    "          events: [{event: ask}]}\n")
+
+
+def _init(capsys: pytest.CaptureFixture[str], root: Path) -> str:
+    from engram.cli import run
+
+    capsys.readouterr()
+    code = run(["init", "--no-input", "--cwd", str(root)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    return out + err
+
+
+def test_init_finds_a_new_host_from_its_yaml_file(private_hosts: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`engram init` knows a host by its definition alone: its rules folder becomes a memory
+    root, its instruction file is offered to `engram import`, and `engram link` is suggested
+    for it, but only for a host engram can link."""
+    import jsonschema
+
+    (private_hosts / "acme.yaml").write_text(ACME_SUPPORTED, encoding="utf-8")
+    (private_hosts / "zeta.yaml").write_text(
+        "name: zeta\ndisplay_name: Zeta\naliases: []\nsupported: false\nreason: no hooks\n"
+        "instruction_files: [docs/ZETA.md]\nrules: {folder: .zeta/rules, suffix: .md, "
+        "label: Zeta notes}\n", encoding="utf-8")
+    schema = json.loads((data_dir("schemas") / "host.schema.json").read_text())
+    for name in ("acme.yaml", "zeta.yaml"):
+        jsonschema.validate(yaml.safe_load((private_hosts / name).read_text()), schema)
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for name in (".acme/rules/api.rule.md", ".acme/rules/team/db.rule.md", ".zeta/rules/z.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("---\ndescription: api\n---\nThe API rule.\n", encoding="utf-8")
+    (root / "docs").mkdir()
+    (root / "docs" / "ZETA.md").write_text("# Zeta\n\n## A\n\nx\n", encoding="utf-8")
+    out = _init(capsys, root)
+    assert "ROUTED   .acme/rules/ (Acme Agent rules, 2 files)" in out
+    assert "ROUTED   .zeta/rules/ (Zeta notes, 1 files)" in out
+    assert "each host still loads its own (Acme Agent .acme/rules/, Zeta .zeta/rules/)" in out
+    assert "FOUND    docs/ZETA.md" in out and "engram link zeta" not in out
+    assert "engram link acme\n" in out  # its marker: the .acme folder
+    roots = json.loads((root / ".agents" / "engram.json").read_text())["roots"]
+    assert roots == [".acme/rules", ".zeta/rules"]
+    out = _init(capsys, root)
+    assert "ok       .acme/rules/ (Acme Agent rules, 2 files) is routed" in out
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "ACME.md").write_text("# Acme\n\n## A\n\nx\n", encoding="utf-8")
+    out = _init(capsys, other)  # its instruction file alone shows the repository uses it
+    assert "engram import ACME.md   #" in out and "engram link acme\n" in out
+
+
+def test_init_adopts_continue_rules_without_a_continue_host(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Continue's rules are a format engram reads, not a host it links: init makes their
+    folder a memory root and never suggests `engram link continue`."""
+    with pytest.raises(host_registry.UnknownHost):
+        host_registry.load_host("continue")
+    root = tmp_path / "repo"
+    (root / ".continue" / "rules").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".continue" / "rules" / "style.md").write_text(
+        "---\nname: style\nglobs: \"*.py\"\n---\nFour spaces.\n", encoding="utf-8")
+    out = _init(capsys, root)
+    assert "ROUTED   .continue/rules/ (Continue rules, 1 files)" in out
+    assert "each host still loads its own (Continue .continue/rules/)" in out
+    assert "engram link continue" not in out
+    supported = sorted(h.name for h in host_registry.registry() if h.supported)
+    assert f"engram link {supported[0]}   # or {', '.join(supported[1:])}\n" in out

@@ -7,33 +7,55 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
-from engram import config, fileio, output, paths, settings_store
+from engram import config, fileio, formats, host_registry, output, paths, settings_store
 from engram import workspace as workspace_module
 from engram.errors import EngramError
 
-# Folders of per-topic rule files engram reads in their own format.
-RULE_FOLDERS: tuple[tuple[str, str], ...] = (
-    (".cursor/rules", "Cursor rules"),
-    (".claude/rules", "Claude rules"),
-    (".github/instructions", "Copilot instructions"),
-    (".continue/rules", "Continue rules"),
-)
-# The host that reads each folder by itself; its own hook leaves those cards out.
-FOLDER_HOST: dict[str, str] = {".cursor/rules": "Cursor", ".claude/rules": "Claude Code",
-                               ".github/instructions": "Copilot", ".continue/rules": "Continue"}
-# Files a host loads whole at every session start: candidates for `engram import`.
-MONOLITHIC: tuple[str, ...] = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
-                               ".github/copilot-instructions.md", ".windsurfrules")
-# What tells us a repository is set up for a host.
-HOST_SIGNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("claude", (".claude", "CLAUDE.md")),
-    ("codex", (".codex", "AGENTS.md")),
-    ("gemini", (".gemini", "GEMINI.md")),
-    ("cursor", (".cursor", ".cursorrules")),
-    ("windsurf", (".windsurf", ".windsurfrules")),
-    ("opencode", (".opencode", "opencode.json")),
-)
+
+def _hosts() -> list[dict[str, Any]]:
+    """Every host definition (hosts/*.yaml) in the order `engram link` lists them: supported
+    hosts first, then by name."""
+    definitions = host_registry.all_definitions().values()
+    return sorted(definitions, key=lambda d: (not d.get("supported"), str(d["name"])))
+
+
+def rule_folders() -> list[tuple[str, str, str]]:
+    """(folder, what its files are called, who loads them) for every folder of per-topic rule
+    files engram reads in their own format: each host's `rules`, then the rule formats no
+    linked host owns (formats.OTHER_RULE_FOLDERS). The loader's own hook leaves those cards
+    out."""
+    rows = []
+    for definition in _hosts():
+        rules = definition.get("rules")
+        if isinstance(rules, dict) and rules.get("folder"):
+            owner = str(definition.get("display_name") or definition["name"])
+            rows.append((str(rules["folder"]).strip("/"), str(rules.get("label") or f"{owner} rules"),
+                         owner))
+    rows += [(folder, label, owner) for folder, _, label, owner in formats.OTHER_RULE_FOLDERS]
+    return rows
+
+
+def instruction_files() -> list[str]:
+    """Files a host loads whole at every session start (`instruction_files`): candidates for
+    `engram import`."""
+    found: list[str] = []
+    for definition in _hosts():
+        for name in definition.get("instruction_files") or ():
+            if str(name) not in found:
+                found.append(str(name))
+    return found
+
+
+def host_signs() -> list[tuple[str, tuple[str, ...]]]:
+    """(host, paths) for each host engram can link: any of the paths (`markers` and
+    `instruction_files`) in a repository tells us it is set up for that host."""
+    return [(str(d["name"]), tuple(str(s) for s in (*(d.get("markers") or ()),
+                                                    *(d.get("instruction_files") or ()))))
+            for d in _hosts() if d.get("supported")]
+
+
 STARTER_ID = "memory-cards"
 STARTER = """---
 id: memory-cards
@@ -106,7 +128,8 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
     config_file = root / paths.WORKSPACE_CONFIG_NAME
     current = list(config.read_file(config_file).get("roots") or [])
     added = []
-    for relative, label in RULE_FOLDERS:
+    folders = rule_folders()
+    for relative, label, _owner in folders:
         folder = root / relative
         if not folder.is_dir():
             continue
@@ -121,16 +144,17 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             f"{paths.WORKSPACE_CONFIG_NAME}\n")
     if added:
         settings_store.set_value(config_file, "workspace", "roots", current + added)
-    routed_folders = [r for r, _ in RULE_FOLDERS if r in added or r in current or r + "/" in current]
+    routed_folders = [(r, owner) for r, _, owner in folders
+                      if r in added or r in current or r + "/" in current]
     if routed_folders:
-        owners = ", ".join(f"{FOLDER_HOST[r]} {r}/" for r in routed_folders)
+        owners = ", ".join(f"{owner} {r}/" for r, owner in routed_folders)
         out(f"  note     rule folders are routed to the OTHER hosts: each host still loads its "
             f"own ({owners}) and engram never injects those cards into it, so no rule reaches "
             "a model twice\n")
 
     interactive = not yes and not no_input and sys.stdin.isatty()
     to_import = []
-    for relative in MONOLITHIC:
+    for relative in instruction_files():
         path = root / relative
         if not path.is_file():
             continue
@@ -153,7 +177,8 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             "its own host keeps loading it whole; `engram import FILE --replace` swaps it for a "
             "pointer, and then its own host gets the sections routed too\n")
 
-    hosts = [name for name, signs in HOST_SIGNS if any((root / s).exists() for s in signs)]
+    signs = host_signs()
+    hosts = [name for name, paths_ in signs if any((root / s).exists() for s in paths_)]
     linked = _linked(root)
     to_link = [h for h in hosts if h not in linked]
     for host in hosts:
@@ -182,8 +207,9 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
                      "to preview)")
     if to_link:
         steps += [f"engram link {host}" for host in to_link]
-    if not hosts and not linked:
-        steps.append("engram link claude   # or codex, gemini, cursor, opencode, windsurf")
+    if not hosts and not linked and signs:
+        first, *others = [name for name, _ in signs]
+        steps.append(f"engram link {first}" + (f"   # or {', '.join(others)}" if others else ""))
     steps.append("engram lint --strict && engram route \"a typical prompt\" --explain")
     out("next:\n" + "".join(f"  {step}\n" for step in steps))
     return status
