@@ -106,6 +106,7 @@ class CompiledIndex:
         self._active: set[int] | None = None
         self._heads: dict[str, int] = {}
         self._postings: dict[str, tuple[memoryview[int], memoryview[int]]] = {}
+        self._positions: dict[str, list[int]] = {}
         self.data = _MetaView(self)
 
     def meta(self, key: str) -> Any:
@@ -219,6 +220,15 @@ class CompiledIndex:
         # Explaining the selected cards reads the same postings again.
         self._postings[term] = (slots, keys)
         return slots, keys
+
+    def field_of(self, term: str, slot: int) -> int:
+        """The field code (0-3, see `_posting_key`) of `slot`'s posting for `term`, which it
+        must hold. A memoryview has no `index`: the slots are listed once per term, not once
+        per card explained."""
+        listed = self._positions.get(term)
+        if listed is None:
+            listed = self._positions[term] = self.postings(term)[0].tolist()
+        return (65535 - self.postings(term)[1][listed.index(slot)]) & 3
 
     def head_phrases(self, phrases: list[str]) -> dict[str, memoryview[int]]:
         """phrase -> the slots whose head holds it, for the phrases the index knows (one

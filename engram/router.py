@@ -322,8 +322,7 @@ class _TextHits:
         for number, term in enumerate(self.terms):
             if not mask & (1 << number):
                 continue
-            slots, keys = self.index.postings(term)
-            field = (65535 - keys[slots.tolist().index(slot)]) & 3
+            field = self.index.field_of(term, slot)
             found.append((self.words[term], FIELD_WORDS[field]))
         return found
 

@@ -101,8 +101,7 @@ def _fields(index: CompiledIndex, slot: int, matched: list[str]) -> dict[str, li
     """Matched terms grouped by the strongest field they were found in."""
     fields: dict[str, list[str]] = {}
     for term in matched:
-        slots, keys = index.postings(term)
-        field = (65535 - keys[slots.tolist().index(slot)]) & 3
+        field = index.field_of(term, slot)
         name = {"title": "title or id", "card": "one-line card"}.get(router.FIELD_NAMES[field],
                                                                       router.FIELD_NAMES[field])
         fields.setdefault(name, []).append(term)
