@@ -67,7 +67,7 @@ from engram.index_rows import (  # noqa: F401 - the layout, re-exported for read
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Final, Iterable, Literal
+    from typing import Any, Final, Iterable, Iterator, Literal
 
     from engram.card import Card
     from engram.problems import Problem
@@ -140,12 +140,16 @@ class CompiledIndex:
     def rows(self, slots: Iterable[int]) -> None:
         """Fetch many rows at once (one query) into the memo."""
         wanted = [s for s in slots if s not in self._rows]
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for slot, blob, secret in self.db.execute(
-                    f"SELECT slot, row, secret FROM cards WHERE slot IN ({marks})", chunk):
-                self._keep(slot, blob, secret)
+        for slot, blob, secret in self._where_in(
+                "SELECT slot, row, secret FROM cards WHERE slot IN ({})", wanted):
+            self._keep(slot, blob, secret)
+
+    def _where_in(self, query: str, keys: list[Any]) -> Iterator[Any]:
+        """The rows `query` gives for all of `keys`, its `{}` the IN list's placeholders: 500
+        keys a statement, under SQLite's cap on the variables of one."""
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            yield from self.db.execute(query.format(",".join("?" * len(chunk))), chunk)
 
     def _keep(self, slot: int, blob: bytes | None, secret: int) -> None:
         self._rows[slot] = Row(marshal.loads(blob)) if blob else None
@@ -233,14 +237,8 @@ class CompiledIndex:
     def head_phrases(self, phrases: list[str]) -> dict[str, memoryview[int]]:
         """phrase -> the slots whose head holds it, for the phrases the index knows (one
         query for all of a prompt's phrases)."""
-        found: dict[str, memoryview[int]] = {}
-        for start in range(0, len(phrases), 500):
-            chunk = phrases[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for term, blob in self.db.execute(
-                    f"SELECT term, slots FROM postings WHERE term IN ({marks})", chunk):
-                found[term] = _unsigned(blob, "I")
-        return found
+        return {term: _unsigned(blob, "I") for term, blob in self._where_in(
+            "SELECT term, slots FROM postings WHERE term IN ({})", phrases)}
 
     def head_count(self, term: str) -> int:
         """How many cards hold `term` in their head (title, tags, card line); read with the
@@ -249,14 +247,8 @@ class CompiledIndex:
 
     def head_sizes(self, slots: Iterable[int]) -> dict[int, int]:
         """slot -> how many distinct terms its head (title and id, tags, card line) holds."""
-        wanted = list(slots)
-        sizes: dict[int, int] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            sizes.update(self.db.execute(
-                f"SELECT slot, size FROM heads WHERE slot IN ({marks})", chunk))
-        return sizes
+        return dict(self._where_in("SELECT slot, size FROM heads WHERE slot IN ({})",
+                                   list(slots)))
 
     def tags_for(self, term: str) -> list[tuple[int, str, tuple[str, ...]]]:
         """(slot, tag, tag terms) of the tags whose first term is `term`."""
@@ -284,8 +276,7 @@ class CompiledIndex:
         cached = self._cards.get(slot)
         if cached is None:
             row = self.row(slot)
-            cached = self._cards[slot] = card_from_tuple(
-                row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], self.body(slot))
+            cached = self._cards[slot] = _card_of(row, self.body(slot))
         return cached
 
     def judged_cards(self, slots: Iterable[int]) -> list[tuple[Card, bool]]:
@@ -296,16 +287,11 @@ class CompiledIndex:
         reads the latest), and a verdict holds only for the content it was given for."""
         wanted = list(slots)
         found: dict[int, tuple[Card, bool]] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for slot, blob, stored, secret in self.db.execute(
-                    f"SELECT slot, row, card, secret FROM cards WHERE slot IN ({marks})", chunk):
-                if not blob or not stored:
-                    continue
-                row = Row(marshal.loads(blob))
-                found[slot] = (card_from_tuple(row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:],
-                                               marshal.loads(stored)[K_BODY]), bool(secret))
+        for slot, blob, stored, secret in self._where_in(
+                "SELECT slot, row, card, secret FROM cards WHERE slot IN ({})", wanted):
+            if blob and stored:
+                found[slot] = (_card_of(Row(marshal.loads(blob)), marshal.loads(stored)[K_BODY]),
+                               bool(secret))
         return [found[slot] for slot in wanted if slot in found]
 
     def all_cards(self) -> list[Card]:
@@ -387,6 +373,11 @@ def _has_foreign_header(path: str) -> bool:
     except OSError:
         return False
     return bool(head) and head != _SQLITE_MAGIC
+
+
+def _card_of(row: Row, body: str) -> Card:
+    """The card of a light row (its body span blanked) with its body."""
+    return card_from_tuple(row[:C_BODY_SPAN] + ("",) + row[C_BODY_SPAN + 1:], body)
 
 
 def _unsigned(blob: bytes, code: Literal["I", "H"]) -> memoryview[int]:
