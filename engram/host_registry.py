@@ -214,9 +214,15 @@ def get(name: str) -> "Host":
     return Host.from_definition(load_host(name))
 
 
+def ordered_definitions() -> list[dict[str, Any]]:
+    """Every host definition, supported ones first, then by name: the order `engram link`
+    lists hosts in."""
+    return sorted(all_definitions().values(),
+                  key=lambda d: (not d.get("supported", False), str(d["name"])))
+
+
 def registry() -> "tuple[Host, ...]":
     """Every known host, supported ones first, then by name."""
     from engram.host_adapter import Host
 
-    hosts = [Host.from_definition(d) for d in all_definitions().values()]
-    return tuple(sorted(hosts, key=lambda h: (not h.supported, h.name)))
+    return tuple(Host.from_definition(d) for d in ordered_definitions())

@@ -14,20 +14,13 @@ from engram import workspace as workspace_module
 from engram.errors import EngramError
 
 
-def _hosts() -> list[dict[str, Any]]:
-    """Every host definition (hosts/*.yaml) in the order `engram link` lists them: supported
-    hosts first, then by name."""
-    definitions = host_registry.all_definitions().values()
-    return sorted(definitions, key=lambda d: (not d.get("supported"), str(d["name"])))
-
-
-def rule_folders() -> list[tuple[str, str, str]]:
+def rule_folders(hosts: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     """(folder, what its files are called, who loads them) for every folder of per-topic rule
     files engram reads in their own format: each host's `rules`, then the rule formats no
     linked host owns (formats.OTHER_RULE_FOLDERS). The loader's own hook leaves those cards
     out."""
     rows = []
-    for definition in _hosts():
+    for definition in hosts:
         rules = definition.get("rules")
         if isinstance(rules, dict) and rules.get("folder"):
             owner = str(definition.get("display_name") or definition["name"])
@@ -37,23 +30,23 @@ def rule_folders() -> list[tuple[str, str, str]]:
     return rows
 
 
-def instruction_files() -> list[str]:
+def instruction_files(hosts: list[dict[str, Any]]) -> list[str]:
     """Files a host loads whole at every session start (`instruction_files`): candidates for
     `engram import`."""
     found: list[str] = []
-    for definition in _hosts():
+    for definition in hosts:
         for name in definition.get("instruction_files") or ():
             if str(name) not in found:
                 found.append(str(name))
     return found
 
 
-def host_signs() -> list[tuple[str, tuple[str, ...]]]:
+def host_signs(hosts: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
     """(host, paths) for each host engram can link: any of the paths (`markers` and
     `instruction_files`) in a repository tells us it is set up for that host."""
     return [(str(d["name"]), tuple(str(s) for s in (*(d.get("markers") or ()),
                                                     *(d.get("instruction_files") or ()))))
-            for d in _hosts() if d.get("supported")]
+            for d in hosts if d.get("supported")]
 
 
 STARTER_ID = "memory-cards"
@@ -128,7 +121,8 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
     config_file = root / paths.WORKSPACE_CONFIG_NAME
     current = list(config.read_file(config_file).get("roots") or [])
     added = []
-    folders = rule_folders()
+    definitions = host_registry.ordered_definitions()
+    folders = rule_folders(definitions)
     for relative, label, _owner in folders:
         folder = root / relative
         if not folder.is_dir():
@@ -154,7 +148,7 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
 
     interactive = not yes and not no_input and sys.stdin.isatty()
     to_import = []
-    for relative in instruction_files():
+    for relative in instruction_files(definitions):
         path = root / relative
         if not path.is_file():
             continue
@@ -177,7 +171,7 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             "its own host keeps loading it whole; `engram import FILE --replace` swaps it for a "
             "pointer, and then its own host gets the sections routed too\n")
 
-    signs = host_signs()
+    signs = host_signs(definitions)
     hosts = [name for name, paths_ in signs if any((root / s).exists() for s in paths_)]
     linked = _linked(root)
     to_link = [h for h in hosts if h not in linked]
