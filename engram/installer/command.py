@@ -330,7 +330,8 @@ def locate(command: str, search_path: str | None = None) -> str | None:
     interpreter = _interpreter_of_command(command)
     if interpreter is not None and _find(interpreter, search_path) is None:
         return None
-    for program in _programs(command) or [executable_of(command) or ""]:
+    # no engram program in it: the command's first word, as executable_of says
+    for program in _programs(command) or _split(command)[:1]:
         found = _find(program, search_path) if program else None
         if found:
             return found
