@@ -226,7 +226,10 @@ class HookCall:
                 self.settings.get("hooks.path_rules"):
             # The native rule file already carries the body (Claude path_rules: native).
             return delta.EMPTY
-        if event.kind == "start" and self.spec.get("sync_native_rules"):
+        if event.kind == "start" and self.spec.get("sync_native_rules") \
+                and not self.index.building:
+            # While the whole index is built in the background the rule files keep what the
+            # last complete index wrote: an index that knows no card would remove them all.
             self._sync_native_rules()
         cache = delivery.cache_path(self.workspace.key)
         if self.runtime.get("delivery") == "slot":
@@ -328,7 +331,9 @@ class HookCall:
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:
                 entry["last_routed"] = prompt_keys
-        if event.kind in ("start", "prompt", "subagent"):
+        if event.kind in ("start", "prompt", "subagent") and not self.index.building:
+            # Not while answering from nothing during a background build: the always cards
+            # this start should have carried then come with the first prompt after it.
             # SubagentStart delivered the always cards to the subagent: its own prompts
             # (Codex fires UserPromptSubmit for them) neither resend nor list them.
             entry["start_done"] = True
@@ -353,6 +358,11 @@ class HookCall:
             delivery.reset(entry, now)
             entry["slot"] = []
             return delta.Answer("", (), 0, action="clear" if held else "retain")
+        if self.index.building:
+            # Nothing known until the background build is done: keep what the slot holds
+            # rather than clear it and send it all again a few calls later.
+            delivery.touch(entry, now)
+            return delta.Answer("", (), 0, action="retain")
         if event.kind == "prompt":
             slots = self.route(event.prompt, [], include_always=False)
             if slots:

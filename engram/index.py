@@ -108,6 +108,11 @@ class CompiledIndex:
         self._postings: dict[str, tuple[memoryview[int], memoryview[int]]] = {}
         self._positions: dict[str, list[int]] = {}
         self.data = _MetaView(self)
+        # True for the empty stand-in a hook answers from while a detached child builds the
+        # whole index (a first build, another Python, other memory folders): it knows no card,
+        # so nothing may be concluded from its silence (no rule file removed, no session's
+        # start counted as done).
+        self.building = False
 
     def meta(self, key: str) -> Any:
         if key not in self._meta:
@@ -660,6 +665,9 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
             except sqlite3.Error:
                 pass
         return CompiledIndex(db, meta)
+    # A whole build: nothing is stored for this Python and these roots (a fresh clone, a
+    # Python upgrade, a memory folder added or removed). Every card file then counts as
+    # changed, whatever the old stats say, since the build parses them all.
     first = meta.get("py") != PY_TAG or meta.get("roots") != roots_sig
     if background and not first:
         meta.update(read_meta(db, ("stat",)))  # per file, for _changed_count
@@ -669,11 +677,16 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
         if _refresh_in_background(path, roots, follow, allowed_parents):
             from engram import log
 
-            log.note(f"index {os.path.basename(path)}: {len(found)} card files, many changed; "
-                     "refreshing in the background, answering from the stored index meanwhile")
+            log.note(f"index {os.path.basename(path)}: {len(found)} card files, "
+                     f"{'none indexed for this Python and these memory folders' if first else 'many changed'}; "
+                     "refreshing in the background, answering from "
+                     f"{'no memory' if first else 'the stored index'} meanwhile")
             if not first:
                 return CompiledIndex(_open(path), meta)
-            return CompiledIndex(_memory_db(), {})  # nothing stored yet: no memory this once
+            # Nothing usable is stored: answer from nothing until the child is done.
+            placeholder = CompiledIndex(_memory_db(), {})
+            placeholder.building = True
+            return placeholder
         db = _open(path)
     from engram import index_compile
 

@@ -4,6 +4,7 @@ what the hook path needs, and lose nothing when 20 hooks run at once on one sess
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import site
 import subprocess
@@ -213,6 +214,42 @@ def test_a_first_build_up_to_the_limit_delivers_in_the_first_call(tmp_path: Path
     assert "release" in sent_ids(context(again.stdout.decode()))  # from the stored index
     log = (tmp_path / "state" / "logs" / "engram.log").read_text()
     assert "refreshing in the background" in log
+
+
+def test_a_store_indexed_by_another_python_is_rebuilt_in_the_background(tmp_path: Path) -> None:
+    """After a Python upgrade the whole store is parsed again: past ENGRAM_FIRST_BUILD_MAX
+    cards a detached child does it while the hook answers with no memory (never from the old
+    index), and a session that started meanwhile still gets its always card afterwards."""
+    import sqlite3
+
+    ws = make_workspace(tmp_path / "proj")
+    env = {"ENGRAM_FIRST_BUILD_MAX": "2"}
+
+    def ask(name: str, session: str, **changes: object) -> subprocess.CompletedProcess:
+        document = payload("claude", name, ws, session_id=session, **changes)
+        return run_process("claude", json.dumps(document).encode())
+
+    assert "release" in sent_ids(context(ask("UserPromptSubmit.json", "before",
+                                             prompt="release checklist").stdout.decode()))
+    (stored,) = (tmp_path / "state" / "index").glob("*.sqlite")
+    with sqlite3.connect(stored) as db:  # as an older Python left it
+        db.execute("UPDATE meta SET value = ? WHERE key = 'py'", (marshal.dumps("cpython-3.9"),))
+    document = payload("claude", "SessionStart.json", ws, session_id="during")
+    start = run_process("claude", json.dumps(document).encode(), env=env)
+    assert start.returncode == 0 and context(start.stdout.decode()) == ""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with sqlite3.connect(stored) as db:
+            (py,) = db.execute("SELECT value FROM meta WHERE key = 'py'").fetchone()
+        if marshal.loads(py) != "cpython-3.9":
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the background build never finished")
+    after = ask("UserPromptSubmit.json", "during", prompt="release checklist")
+    assert sent_ids(context(after.stdout.decode())) == ["overview", "release"]
+    log = (tmp_path / "state" / "logs" / "engram.log").read_text()
+    assert "none indexed for this Python and these memory folders" in log
 
 
 def test_a_large_first_build_runs_in_the_background(tmp_path: Path) -> None:
