@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from engram import __version__, paths
+from engram import __version__, output, paths
 from engram.completion import card_ids, host_names, host_names_or_all
 from engram.errors import EngramError
 
@@ -362,8 +362,10 @@ def _crash_log(exc: BaseException) -> Path | None:
         log_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         log_path = log_dir / f"crash-{stamp}.log"
-        log_path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                            encoding="utf-8")
+        # An exception's message may quote a card, a setting or a prompt: redacted like
+        # everything else engram writes.
+        log_path.write_text(output.redacted("".join(traceback.format_exception(
+            type(exc), exc, exc.__traceback__))), encoding="utf-8")
         return log_path
     except OSError:
         return None
@@ -377,7 +379,7 @@ def run(argv: list[str]) -> int:
     except typer.Exit as done:
         return int(done.exit_code or 0)
     except EngramError as exc:
-        typer.echo(f"engram: error: {exc}", err=True)
+        output.message(f"engram: error: {exc}")
         return 1
     except KeyboardInterrupt:
         typer.echo("engram: interrupted", err=True)
@@ -395,6 +397,6 @@ def run(argv: list[str]) -> int:
             return code
         log_path = _crash_log(exc)
         where = f"; details in {log_path}" if log_path else ""
-        typer.echo(f"engram: unexpected error: {type(exc).__name__}: {exc}{where}", err=True)
+        output.message(f"engram: unexpected error: {type(exc).__name__}: {exc}{where}")
         return 3
     return int(result or 0) if isinstance(result, int) else 0

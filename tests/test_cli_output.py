@@ -24,7 +24,7 @@ PINNED = {
     ("route", "release checklist"): {"limit", "selected", "warnings"},
     ("route", "release checklist", "--why-not", "release"): {"id", "selected", "explanation"},
     ("show", "release"): {"id", "path", "line", "key", "title", "card", "type", "tags",
-                          "applies_to", "always", "priority", "depends_on", "format", "body",
+                          "applies_to", "always", "priority", "depends_on", "format", "body", "holds_secret",
                           "sizes"},
     ("link", "claude", "--dry-run"): {"command", "dry_run", "ok", "changes"},
     ("unlink", "claude", "--dry-run"): {"command", "dry_run", "ok", "changes"},

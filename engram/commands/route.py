@@ -65,6 +65,7 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
     else:
         lines = []
         ranked = set(result.ranked)
+        blocked = set(index.data.get("secret_slots") or ())
         for rank, selection in enumerate(result.selected, 1):
             card = index.card(selection.slot)
             try:
@@ -78,6 +79,8 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
                     (r.detail for r in selection.reasons if r.kind == "dependency"),
                     "on top of the limit")
                 extra += ", not counted in the limit"
+            if selection.slot in blocked:
+                extra += "; holds a secret: no hook injects it"
             lines.append(f"{rank:>2}. {card.id}  {card.title}  ({shown}{extra})")
             native = native_loads.for_workspace(str(root), card.path, card.provenance)
             if native and explain:
@@ -136,11 +139,12 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
         return _run_batch(compiled, root, cwd, batch, effective_limit)
     if prompt is None and not paths:
         raise EngramError("give a prompt, --path, or --batch FILE")
-    result = route_request(compiled, root, cwd, prompt or "", list(paths), effective_limit)
+    prompt = without_secrets(prompt or "")
+    result = route_request(compiled, root, cwd, prompt, list(paths), effective_limit)
     if why_not is not None:
         from engram import why_not as why_not_module
 
-        sentences = why_not_module.explain(compiled, result, prompt or "", list(paths), why_not,
+        sentences = why_not_module.explain(compiled, result, prompt, list(paths), why_not,
                                            effective_limit)
         slot = compiled.slot_of(why_not)
         if slot is not None:
@@ -168,6 +172,17 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
     return 0
 
 
+def without_secrets(prompt: str) -> str:
+    """`prompt` with each value-shaped secret blanked out: the explanation lists the prompt's
+    words (lowercased, cut at case changes), where no redaction of the output would
+    recognise the pieces of a token, and a secret is no topic to route on."""
+    from engram import secrets
+
+    for hit in reversed(secrets.find_secrets(prompt)):
+        prompt = prompt[:hit.start] + " " + prompt[hit.end:]
+    return prompt
+
+
 def _card_warnings(compiled: index_module.CompiledIndex) -> list[str]:
     return [p.render() for p in compiled.problems if p.severity == "error"]
 
@@ -193,6 +208,7 @@ def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batc
                     "limit": limit, "selected": [], "warnings": [f"line {number}: {exc}"]}),
                     one_line=True)
                 continue
-            result = route_request(compiled, root, cwd, prompt, [str(p) for p in raw_paths], limit)
+            result = route_request(compiled, root, cwd, without_secrets(prompt),
+                                   [str(p) for p in raw_paths], limit)
             output.write_json(result_json(compiled, result), one_line=True)
     return 0

@@ -36,6 +36,7 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
             "tags": list(card.tags), "applies_to": list(card.applies_to), "always": card.always,
             "priority": card.priority, "depends_on": list(card.depends_on),
             "format": card.format, "body": card.body,
+            "holds_secret": slot in set(compiled.data.get("secret_slots") or ()),
             "sizes": [{"host": f.host, "unit": f.unit, "limit": f.limit, "size": f.size,
                        "fits": f.fits, "linked": f.host in linked} for f in fits],
         })
@@ -54,6 +55,9 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
             out.append(f"  {label:<9} {', '.join(values)}")
     out.append(f"  priority  {card.priority}" + ("   always: sent at session start"
                                                   if card.always else ""))
+    if slot in set(compiled.data.get("secret_slots") or ()):
+        out.append("  secret    it holds a value-shaped secret, so no hook injects it; shown "
+                   "redacted (`engram lint` names the lines)")
     out.append("  size      " + "; ".join(
         f"{f.host}{' (linked)' if f.host in linked else ''} {f.describe()}" for f in fits))
     if any(not f.fits for f in fits):

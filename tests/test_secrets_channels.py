@@ -1,0 +1,213 @@
+"""Never a secret, through any channel: a generated-input test with an oracle.
+
+Each run plants fake secrets (from `tests/secret_corpus.py`, generated at test time) in random
+places of a workspace: card bodies (in the line a card would hold them), titles, one-line
+cards, tags, globs, `depends_on`, `priority` and `type`, ids and file names, a YAML-escaped
+title, and the prompt. Then it runs every channel a person or an agent reads: hook answers
+for four hosts, `route` (plain, `--explain`, `--json`, `--why-not` for every card), `show`
+(plain and `--json`) for every card, `lint`, `doctor` (both forms) and the files engram wrote
+(state dir, native rule files). The oracle: no planted value, nor an obvious re-encoding of it
+(other case, base64, hex, percent- or JSON-escaped), appears in any of them.
+
+The detector's coverage of each kind is `test_secrets_corpus.py`; this file is about the
+channels, so every value planted is one the detector finds where it is planted."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from hookkit import call, make_workspace, payload
+from installer_helpers import engram
+
+from engram import cli, secrets
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from secret_corpus import corpus  # noqa: E402
+
+CORPUS = corpus(seed=29)
+# Values found by their shape alone that fit in a frontmatter value, an id or a file name.
+TOKENS = [secret for _kind, _text, secret in CORPUS
+          if secret and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{15,110}", secret)
+          and ".." not in secret and secrets.has_secrets(secret)]
+# Every kind, in the line a card or a prompt would hold it (found by shape or by context).
+LINES = [(text, secret) for _kind, text, secret in CORPUS if secret]
+PLACES = ("body", "title", "card", "tags", "applies_to", "depends_on", "priority", "id",
+          "file", "escaped-title")
+
+
+def _card(rng: random.Random, n: int, place: str, token: str, line: str) -> tuple[str, str]:
+    """(file stem, file text) of card `n` holding `token` (or `line`) at `place`."""
+    card_id = f"card-{n}"
+    fields = {"id": card_id, "title": f"Deploy notes {n}", "card": "How we deploy.",
+              "tags": "[deploy, release]", "applies_to": '["deploy/**"]',
+              "always": rng.choice(["true", "false"])}
+    body = "Deploy with the release script.\n"
+    stem = card_id
+    if place == "body":
+        body = f"Deploy with\n\n    {line}\n\nthen check the dashboard.\n"
+    elif place in ("title", "card"):
+        fields[place] = json.dumps(f"deploy {token}")
+    elif place == "escaped-title":
+        fields["title"] = f'"deploy \\x{ord(token[0]):02x}{token[1:]}"'
+    elif place in ("tags", "depends_on"):
+        fields[place] = f"[deploy, {token}]"
+    elif place == "applies_to":
+        fields[place] = json.dumps([f"src/{token}/**"])
+    elif place == "priority":
+        fields["priority"] = token
+    elif place == "id":
+        fields["id"] = token
+    elif place == "file":
+        del fields["id"]
+        stem = token
+    front = "".join(f"{key}: {value}\n" for key, value in fields.items())
+    return stem, f"---\n{front}---\n{body}"
+
+
+def _encodings(value: str) -> list[str]:
+    """The value and the re-encodings a reader could trivially undo."""
+    raw = value.encode()
+    found = [value, value.lower(), value.upper(), base64.b64encode(raw).decode(),
+             base64.urlsafe_b64encode(raw).decode().rstrip("="), raw.hex(),
+             urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1],
+             json.dumps(value, ensure_ascii=True)[1:-1]]
+    return [f for f in dict.fromkeys(found) if len(f) >= 8]
+
+
+def _leaks(planted: list[str], channels: dict[str, str]) -> list[str]:
+    found = []
+    for value in planted:
+        # A multi-line value (a key block) leaks if any of its long lines does.
+        pieces = [p.strip() for p in value.splitlines() if len(p.strip()) >= 12] or [value]
+        for piece in pieces:
+            for form in _encodings(piece):
+                for name, text in channels.items():
+                    if form.lower() in text.lower() if form in (piece.lower(), piece.upper()) \
+                            else form in text:
+                        found.append(f"{piece[:12]}... as {form[:16]!r} in {name}")
+    return found
+
+
+def _run(ws: Path, capsys: pytest.CaptureFixture, *args: str, stdout: bool = False) -> str:
+    """What `engram ARGS` prints (through `cli.run`, the real entry point: its error and
+    crash handlers are channels too): stdout and stderr, or stdout alone."""
+    capsys.readouterr()
+    code = cli.run([*args, "--cwd", str(ws)])
+    out = capsys.readouterr()
+    return out.out if stdout else f"(exit {code})\n{out.out}\n{out.err}"
+
+
+def _written(ws: Path, state: Path) -> dict[str, str]:
+    files = {}
+    for folder in (state, ws / ".claude", ws / ".agents"):
+        for path in sorted(folder.rglob("*")) if folder.exists() else ():
+            if path.is_file() and ".engram" not in path.relative_to(folder).parts[:1] \
+                    and "index" not in path.relative_to(folder).parts[:1]:
+                files[f"file {path.relative_to(folder.parent)}"] = \
+                    path.name + "\n" + path.read_bytes().decode("utf-8", "replace")
+    return files
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_planted_secret_leaves_engram_through_any_channel(
+        seed: int, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rng = random.Random(seed)
+    cards: dict[str, str] = {
+        "clean": "---\nid: clean\ntitle: Deploy checklist\ntags: [deploy]\nalways: true\n"
+                 "applies_to: [\"deploy/**\"]\n---\nRun the deploy checklist.\n"}
+    planted: list[str] = []
+    for n in range(10):
+        place = PLACES[(seed + n) % len(PLACES)] if n < len(PLACES) else rng.choice(PLACES)
+        token = rng.choice(TOKENS)
+        line, secret = rng.choice(LINES) if place == "body" else (token, token)
+        stem, text = _card(rng, n, place, token, line)
+        cards[stem] = text
+        planted.append(secret if place == "body" else token)
+    prompt_line, prompt_secret = rng.choice(LINES)
+    planted.append(prompt_secret)
+    prompt = f"deploy notes release {prompt_line} checklist"
+    ws = make_workspace(tmp_path / "proj", cards=cards,
+                        config={"hooks": {"path_rules": "native"}, "proof": "compact"})
+    assert engram("link", "claude", cwd=ws) == 0
+
+    channels: dict[str, str] = {}
+    touched = {"file_path": str(ws / "deploy" / "run.sh")}
+    for host, name, changes in (
+            ("claude", "SessionStart.json", {}),
+            ("claude", "UserPromptSubmit.json", {"prompt": prompt}),
+            ("claude", "PreToolUse.json", {"tool_name": "Read", "tool_input": touched}),
+            ("codex", "UserPromptSubmit.json", {"prompt": prompt}),
+            ("gemini", "BeforeAgent.json", {"prompt": prompt})):
+        channels[f"hook {host} {name}"] = call(host, payload(host, name, ws, **changes))
+    ids = [re.search(r"^id: (.*)$", text, re.M) for text in cards.values()]
+    ids = [m.group(1) for m in ids if m] + [stem for stem, text in cards.items()
+                                             if not re.search(r"^id: ", text, re.M)]
+    for args in (("lint",), ("lint", "--json"), ("doctor",), ("doctor", "--json"),
+                 ("route", prompt), ("route", prompt, "--explain"), ("route", prompt, "--json"),
+                 ("route", "--path", "deploy/run.sh", "--explain")):
+        channels[" ".join(args)] = _run(ws, capsys, *args)
+    for card_id in ids:
+        channels[f"why-not {card_id}"] = _run(ws, capsys, "route", prompt, "--why-not", card_id)
+        channels[f"show {card_id}"] = _run(ws, capsys, "show", card_id)
+        channels[f"show --json {card_id}"] = _run(ws, capsys, "show", card_id, "--json")
+    channels.update(_written(ws, tmp_path / "state"))
+    leaks = _leaks(planted, channels)
+    assert not leaks, "\n".join(leaks[:20])
+
+
+def test_show_and_route_redact_a_blocked_card_and_say_no_hook_injects_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # `engram show` is how an agent pulls a card in manual mode: it must not be the way round
+    # the gate.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        "---\nid: deploy\ntitle: Deploy\ntags: [deploy]\nalways: true\n---\n"
+        f"Deploy with GITHUB_TOKEN={token}\n")})
+    shown = _run(ws, capsys, "show", "deploy")
+    assert token not in shown and "[REDACTED:github-token]" in shown
+    assert "no hook injects it" in shown
+    document = json.loads(_run(ws, capsys, "show", "deploy", "--json", stdout=True))
+    assert document["holds_secret"] is True and token not in document["body"]
+    listed = _run(ws, capsys, "route", "deploy")
+    assert "deploy  Deploy" in listed and "holds a secret: no hook injects it" in listed
+
+
+def test_route_blanks_a_prompts_secret_before_routing_and_explaining(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj", cards={"release": (
+        "---\nid: release\ntitle: Release\ntags: [release]\n---\nTag the release.\n")})
+    explained = _run(ws, capsys, "route", f"deploy with {token} now", "--why-not", "release")
+    # The explanation lists the prompt's words, lowercased and cut at case changes: no
+    # redaction of the output could recognise the pieces of a token.
+    assert "None of the prompt's words ('deploy')" in explained
+    assert token[4:12].lower() not in explained.lower()
+
+
+def test_an_error_quoting_a_secret_is_redacted_on_screen_and_in_the_crash_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    # `int('ghp_...')`, a `repr()` of a card line: an exception's message may quote any value.
+    import engram.commands.lint as lint_command
+    from engram.errors import EngramError
+
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj")
+    for error in (ValueError(f"invalid literal for int() with base 10: {token!r}"),
+                  EngramError(f"cannot use {token}", f"remove {token}")):
+        def boom(**_: object) -> int:
+            raise error  # noqa: B023 - called inside this iteration
+        monkeypatch.setattr(lint_command, "run", boom)
+        capsys.readouterr()
+        assert cli.run(["lint", "--cwd", str(ws)]) in (1, 3)
+        err = capsys.readouterr().err
+        assert token not in err and "[REDACTED:github-token]" in err
+    logs = list((tmp_path / "state" / "logs").glob("crash-*.log"))
+    assert logs and all(token not in log.read_text() for log in logs)
+    assert "[REDACTED:github-token]" in logs[0].read_text()
