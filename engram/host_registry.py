@@ -161,21 +161,21 @@ def rule_folders() -> tuple[tuple[str, str, str], ...]:
     return folders
 
 
-def _generated_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+def _generated_folders(hosts: dict[str, dict[str, Any]]) -> tuple[str, ...]:
     rows = set()
     for definition in hosts.values():
         folder = (definition.get("install") or {}).get("native_rules")
         if isinstance(folder, str) and folder.strip("/"):
-            parent, _, name = _native(folder).rpartition(os.sep)
-            rows.add((parent, name))
+            rows.add(_native(folder))
     return tuple(sorted(rows))
 
 
-def generated_folders() -> tuple[tuple[str, str], ...]:
-    """(parent, name) of every folder engram writes generated rule copies into
-    (`install.native_rules`, e.g. (".claude/rules", "engram")): a memory scan never descends
-    into one, also when its parent is a memory root."""
-    folders: tuple[tuple[str, str], ...] = _compiled("generated_folders", _generated_folders)
+def generated_folders() -> tuple[str, ...]:
+    """Every folder engram writes generated rule copies into (`install.native_rules`, e.g.
+    `.claude/rules/engram`), relative to the workspace root with the platform's separator: a
+    memory scan never descends into one there, also when a memory root holds it. A folder of
+    the same name elsewhere is the user's."""
+    folders: tuple[str, ...] = _compiled("generated_folders", _generated_folders)
     return folders
 
 

@@ -494,15 +494,24 @@ def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
     return [problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
 
 
+def _scan(roots: list[tuple[str, str]], follow: bool, allowed_parents: tuple[str, ...],
+          folders: dict[str, int] | None = None) -> tuple[list[Any], list[Problem]]:
+    """store.scan for an index. `allowed_parents` is the workspace folder when the roots are a
+    workspace's (load_or_build) and empty for explicit roots (`--root`), whose workspace the
+    scan finds upward itself."""
+    from engram import store
+
+    return store.scan(roots, follow, allowed_parents, folders,
+                      workspace=allowed_parents[0] if allowed_parents else None)
+
+
 def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool = False,
           allowed_parents: tuple[str, ...] = ()) -> bool:
     """The freshness check alone: True when the stored index still describes every card file
     under `roots` (stat only; nothing is read or parsed)."""
-    from engram import store
-
     db = _open(db_or_path) if isinstance(db_or_path, str) else db_or_path
     meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems"))
-    found, scan_problems = store.scan(roots, follow_symlinks, allowed_parents)
+    found, scan_problems = _scan(roots, follow_symlinks, allowed_parents)
     return _is_fresh(meta, roots_signature(roots, follow_symlinks), found, scan_problems)
 
 
@@ -641,11 +650,9 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
           allowed_parents: tuple[str, ...], background: bool = False) -> CompiledIndex:
     sqlite3 = _driver()
 
-    from engram import store
-
     roots_sig = roots_signature(roots, follow)
     folders: dict[str, int] = {}
-    found, scan_problems = store.scan(roots, follow, allowed_parents, folders)
+    found, scan_problems = _scan(roots, follow, allowed_parents, folders)
     try:
         db = _opened.pop(path, None) or _open(path)
         meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems", "order",

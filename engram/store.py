@@ -70,19 +70,39 @@ def _within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip(os.sep) + os.sep)
 
 
+def _generated_places(workspace: str | None, root: str,
+                      generated: tuple[str, ...]) -> frozenset[str]:
+    """Where engram's generated rule folders lie for a scan of `root`: each
+    `install.native_rules` under the workspace root (found upward from `root` when the caller
+    names none), every link resolved."""
+    if workspace is None:
+        from engram.workspace import find_root_str
+
+        workspace = find_root_str(root)
+    if workspace is None:
+        return frozenset()
+    return frozenset(os.path.realpath(os.path.join(workspace, folder)) for folder in generated)
+
+
 def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
          allowed_parents: tuple[str, ...] = (),
-         folders: dict[str, int] | None = None) -> tuple[list[FoundFile], list[Problem]]:
+         folders: dict[str, int] | None = None,
+         workspace: str | None = None) -> tuple[list[FoundFile], list[Problem]]:
     """Every card file under the roots ((path, scope) pairs), in root order then path order.
-    Reserved folders are skipped; symlinks that lead outside the root (or the allowed parents)
-    are skipped unless `follow_symlinks`."""
+    Reserved folders are skipped, and so are engram's generated rule folders at their place in
+    the `workspace` root (found upward from each root when None); symlinks that lead outside
+    the root (or the allowed parents) are skipped unless `follow_symlinks`."""
     found: list[FoundFile] = []
     problems: list[Problem] = []
     make = tuple.__new__  # FoundFile(...) without its Python __new__: once per card file
     # From the host definitions the hook already loaded: two dict lookups, no parse.
     rule_folders = host_registry.rule_folders()
     generated = host_registry.generated_folders()
+    # Their last names: a folder is resolved and compared with the generated places only when
+    # its name is one of these, not once per folder of the store.
+    generated_names = frozenset(os.path.basename(folder) for folder in generated)
     for root, _scope in roots:
+        places: frozenset[str] | None = None
         root_real = os.path.realpath(root)
         fences = (root_real,) + tuple(os.path.realpath(p) for p in allowed_parents)
         stack = [root]
@@ -136,10 +156,13 @@ def scan(roots: Iterable[tuple[str, str]], follow_symlinks: bool = False,
                                                     "to allow it)", "symlink"))
                             continue
                     if entry.is_dir():
+                        if name in generated_names:
+                            if places is None:
+                                places = _generated_places(workspace, root, generated)
+                            if os.path.realpath(entry.path) in places:
+                                continue
                         if name not in RESERVED_DIRS and not (is_link and follow_symlinks
-                                                              and name.startswith(".")) \
-                                and not any(name == last and folder.endswith(parent)
-                                            for parent, last in generated):
+                                                              and name.startswith(".")):
                             stack.append(entry.path)
                         continue
                     if not is_card or not entry.is_file():

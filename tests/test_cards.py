@@ -446,14 +446,17 @@ def test_a_host_rule_folder_routes_only_the_files_its_host_loads(tmp_path: Path,
 
 def test_engrams_generated_rule_copies_are_never_cards(tmp_path: Path) -> None:
     """`.claude/rules/engram/` (install.native_rules) holds engram's generated copies of
-    cards: a scan of `.claude/rules` as a memory root skips it, and only it."""
+    cards: a scan of the workspace's `.claude/rules` as a memory root skips it, and only it
+    (a `team/engram` folder there is the user's)."""
+    (tmp_path / ".git").mkdir()  # the workspace root
     root = tmp_path / ".claude" / "rules"
-    for name in ("style.md", "engram/style.md", "team/api.md"):
+    for name in ("style.md", "engram/style.md", "team/api.md", "team/engram/db.md"):
         write_card(root, name, "---\ndescription: style\n---\nThe house style.\n")
-    found, problems = store.scan([(str(root), "workspace")])
-    assert sorted(os.path.relpath(f.path, root) for f in found) == \
-        ["style.md", os.path.join("team", "api.md")]
-    assert problems == []
+    expected = ["style.md", os.path.join("team", "api.md"), os.path.join("team", "engram", "db.md")]
+    for given in (None, str(tmp_path)):  # found upward from the root, or named
+        found, problems = store.scan([(str(root), "workspace")], workspace=given)
+        assert sorted(os.path.relpath(f.path, root) for f in found) == expected
+        assert problems == []
 
 
 def test_plain_markdown_outside_host_rule_folders_still_counts(tmp_path: Path) -> None:

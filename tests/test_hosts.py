@@ -241,6 +241,7 @@ def test_a_new_hosts_rule_folder_is_a_yaml_file(private_hosts: Path, tmp_path: P
     import jsonschema
 
     jsonschema.validate(yaml.safe_load((private_hosts / "acme.yaml").read_text()), schema)
+    (tmp_path / "proj" / ".git").mkdir(parents=True)  # the workspace root
     root = tmp_path / "proj" / ".acme" / "rules"
     for name in ("api.rule.md", "notes.md", "made/api.rule.md", "team/db.rule.md"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +251,47 @@ def test_a_new_hosts_rule_folder_is_a_yaml_file(private_hosts: Path, tmp_path: P
         ["api.rule.md", os.path.join("team", "db.rule.md")]
     assert [(p.code, os.path.basename(p.path)) for p in problems] == [("not-a-rule", "notes.md")]
     assert "Acme Agent loads only *.rule.md" in problems[0].message
+
+
+def test_a_one_folder_native_rules_value_skips_only_that_folder(private_hosts: Path,
+                                                                  tmp_path: Path) -> None:
+    """`install.native_rules` names a folder relative to the workspace root. A host defined
+    only in YAML whose value is one folder with no parent (`engram-rules`): the scan skips
+    `<workspace>/engram-rules`, and a folder of the same name anywhere else is the user's."""
+    from engram import index, store, workspace
+
+    # A host like Claude Code, defined only by this file, whose generated copies go to
+    # `<workspace>/engram-rules`.
+    claude = (private_hosts / "claude.yaml").read_text(encoding="utf-8")
+    (private_hosts / "acme.yaml").write_text(
+        claude.replace("name: claude", "name: acme").replace("Claude Code", "Acme Agent")
+        .replace("native_rules: .claude/rules/engram", "native_rules: engram-rules"),
+        encoding="utf-8")
+    assert "native_rules: engram-rules" in (private_hosts / "acme.yaml").read_text()
+    schema = json.loads((data_dir("schemas") / "host.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(yaml.safe_load((private_hosts / "acme.yaml").read_text()), schema)
+    ws = tmp_path / "proj"
+    card = "---\nid: {}\ntitle: {}\n---\nThe {} rule.\n"
+    for name in ("engram-rules/copy.md", "notes/engram-rules/mine.md",
+                 "docs/engram-rules/theirs.md", "plain.md"):
+        stem = Path(name).stem
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(card.format(stem, stem, stem), encoding="utf-8")
+    (ws / ".git").mkdir()
+    # The workspace root itself is the memory root, so its generated folder lies inside one.
+    (ws / ".agents").mkdir()
+    (ws / ".agents" / "engram.json").write_text('{"roots": ["."]}', encoding="utf-8")
+    expected = ["docs/engram-rules/theirs.md", "notes/engram-rules/mine.md", "plain.md"]
+    for given in (None, str(ws)):  # the workspace found upward from the root, or named
+        found, _ = store.scan([(str(ws), "config")], workspace=given)
+        assert sorted(os.path.relpath(f.path, ws) for f in found) == expected
+    found, _ = store.scan([(str(ws / "notes"), "config")])
+    assert [os.path.relpath(f.path, ws) for f in found] == ["notes/engram-rules/mine.md"]
+    loaded = workspace.load(ws)
+    assert loaded is not None
+    assert sorted(card.id for card in index.load_cards(loaded)[0]) == ["mine", "plain", "theirs"]
 
 
 def test_a_hosts_rule_files_are_files_it_loads_natively() -> None:
