@@ -61,8 +61,8 @@ def linked_hosts(project_root: Path, inspected: Iterable[Any] | None = None) -> 
     health.inspect rows of this project a caller already has (doctor), read instead of the
     config files."""
     if inspected is not None:
-        linked = {row.host for row in inspected if row.scope in ("project", "global")
-                  and row.state not in ("not linked", "unreadable")}
+        linked = {row.host for row in inspected
+                  if row.scope in ("project", "global") and _is_linked(row)}
         return [host.name for host in injecting_hosts() if host.install and host.name in linked]
     from engram.installer import health, ops
 
@@ -76,7 +76,13 @@ def linked_hosts(project_root: Path, inspected: Iterable[Any] | None = None) -> 
                 row = health.inspect(host, project_root, global_scope, rules)
             except Exception:  # noqa: BLE001 - an odd config must not break lint
                 continue
-            if row.state not in ("not linked", "unreadable"):
+            if _is_linked(row):
                 names.append(host.name)
                 break
     return names
+
+
+def _is_linked(row: Any) -> bool:
+    """Does a health.inspect row show engram's entries in the config, in any state (current,
+    stale, broken)? A config engram cannot read says nothing either way."""
+    return bool(row.state not in ("not linked", "unreadable"))

@@ -119,3 +119,25 @@ def test_over_budget_only_for_linked_hosts(workspace: Path,
     code, out = engram(capsys, "lint", "--cwd", str(workspace))
     assert "larger than codex's budget of 2,400 tokens" in out and "split it" in out
     assert "claude" not in out
+
+
+def test_linked_hosts_read_from_the_configs_or_from_doctors_rows_agree(
+        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lint reads the configs itself; doctor hands it the rows it inspected. One test of what
+    counts as linked serves both, so they name the same hosts."""
+    from engram import card_size
+    from engram.installer import health, ops
+
+    def both() -> tuple[list[str], list[str]]:
+        rows = [health.inspect(host, workspace, scope, ops.path_rules(workspace))
+                for host in card_size.injecting_hosts() if host.install for scope in (False, True)]
+        return card_size.linked_hosts(workspace), card_size.linked_hosts(workspace, rows)
+
+    assert both() == ([], [])
+    assert run(["link", "codex", "--cwd", str(workspace)]) == 0
+    assert run(["link", "claude", "--cwd", str(workspace)]) == 0
+    capsys.readouterr()
+    linked = both()
+    assert linked[0] == linked[1] and sorted(linked[0]) == ["claude", "codex"]
+    (workspace / ".codex" / "hooks.json").write_text("{ not json")  # broken: still linked?
+    assert both()[0] == both()[1]
