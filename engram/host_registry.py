@@ -143,13 +143,26 @@ def _native(relative: str) -> str:
     return relative.strip("/").replace("/", os.sep)
 
 
+def rules_of(definition: dict[str, Any]) -> tuple[str, str, str, str] | None:
+    """A host's own rules folder (`rules` in its definition) as (folder, suffix, label, host):
+    the folder relative to a workspace folder with `/` separators, the one kind of file the
+    host loads from it, what `engram init` calls those files (`<display_name> rules` unless
+    `label` says), and the host's display name. None when the host has no rules folder."""
+    rules = definition.get("rules")
+    if not isinstance(rules, dict) or not rules.get("folder") or not rules.get("suffix"):
+        return None
+    owner = str(definition.get("display_name") or definition["name"])
+    return (str(rules["folder"]).strip("/"), str(rules["suffix"]),
+            str(rules.get("label") or f"{owner} rules"), owner)
+
+
 def _rule_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
     rows = []
     for name in sorted(hosts):
-        rules = hosts[name].get("rules")
-        if isinstance(rules, dict) and rules.get("folder") and rules.get("suffix"):
-            rows.append((os.sep + _native(str(rules["folder"])) + os.sep, str(rules["suffix"]),
-                         str(hosts[name].get("display_name") or name)))
+        rules = rules_of(hosts[name])
+        if rules is not None:
+            folder, suffix, _label, owner = rules
+            rows.append((os.sep + _native(folder) + os.sep, suffix, owner))
     return tuple(rows)
 
 

@@ -434,6 +434,29 @@ def test_init_finds_a_new_host_from_its_yaml_file(private_hosts: Path, tmp_path:
     assert "engram import ACME.md   #" in out and "engram link acme\n" in out
 
 
+def test_init_and_the_scan_read_a_hosts_rules_alike(private_hosts: Path) -> None:
+    """One reader of `rules`: the folders `engram init` adopts as a host's are the folders
+    where a scan applies that host's suffix, for every definition, one made only in YAML
+    included. A `rules` without a suffix (which the schema refuses) is neither."""
+    from engram import formats
+    from engram.commands import init
+
+    (private_hosts / "zeta.yaml").write_text(
+        "name: zeta\ndisplay_name: Zeta\naliases: []\nsupported: false\nreason: no hooks\n"
+        "rules: {folder: .zeta/rules, suffix: .z.md}\n", encoding="utf-8")
+    (private_hosts / "half.yaml").write_text(
+        "name: half\ndisplay_name: Half\naliases: []\nsupported: false\nreason: no hooks\n"
+        "rules: {folder: .half/rules}\n", encoding="utf-8")
+    host_registry._memo.clear()
+    others = {(folder, owner) for folder, _, _, owner in formats.OTHER_RULE_FOLDERS}
+    adopted = {(folder, owner) for folder, _label, owner
+               in init.rule_folders(host_registry.ordered_definitions())} - others
+    scanned = {(marker.strip(os.sep).replace(os.sep, "/"), owner)
+               for marker, _suffix, owner in host_registry.rule_folders()}
+    assert adopted == scanned and (".zeta/rules", "Zeta") in adopted
+    assert not any(owner == "Half" for _folder, owner in adopted)
+
+
 def test_init_adopts_continue_rules_without_a_continue_host(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Continue's rules are a format engram reads, not a host it links: init makes their

@@ -21,11 +21,10 @@ def rule_folders(hosts: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     out."""
     rows = []
     for definition in hosts:
-        rules = definition.get("rules")
-        if isinstance(rules, dict) and rules.get("folder"):
-            owner = str(definition.get("display_name") or definition["name"])
-            rows.append((str(rules["folder"]).strip("/"), str(rules.get("label") or f"{owner} rules"),
-                         owner))
+        rules = host_registry.rules_of(definition)
+        if rules is not None:
+            folder, _suffix, label, owner = rules
+            rows.append((folder, label, owner))
     rows += [(folder, label, owner) for folder, _, label, owner in formats.OTHER_RULE_FOLDERS]
     return rows
 
