@@ -358,7 +358,7 @@ def close_connections() -> None:
 def _connect(path: str) -> Any:
     sqlite3 = _driver()
 
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                          check_same_thread=False)
     _connections.append(db)
@@ -443,6 +443,29 @@ def _import_sqlite_c_module() -> Any:
     return _sqlite3
 
 
+def _create_private(path: str) -> None:
+    """Create the database file readable by its owner alone: it holds every card's text,
+    the ones a secret keeps from delivery too, and a card file its owner keeps private must
+    not become readable by everyone here (SQLite gives its -wal and -shm files the
+    database's mode)."""
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # connect() reports what is wrong with the folder
+
+
+def _make_private(path: str) -> None:
+    """An index an older engram created readable by all: made owner-only when it is next
+    refreshed (not on every call: the hook's path costs one stat less)."""
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            if os.stat(name).st_mode & 0o077:
+                os.chmod(name, 0o600)
+        except OSError:
+            pass
+
+
 def _open(path: str) -> Any:
     """An open database with engram's schema; a file that is not one is set aside."""
     sqlite3 = _driver()
@@ -451,6 +474,8 @@ def _open(path: str) -> Any:
         _set_aside(path, "not an SQLite database")
     try:
         existed = os.path.exists(path)
+        if not existed:
+            _create_private(path)
         db = _connect(path)
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version != INDEX_FORMAT:
@@ -703,6 +728,7 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
         meta = read_meta(db, ("py", "roots", "stat", "stat_sig", "stat_retry", "scan_problems",
                                "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
+            _make_private(path)
             index_compile.refresh(db, roots, follow, found, scan_problems, meta)
         write_meta(db, {"folders": folders, "files": len(found)})
         db.execute("COMMIT")

@@ -211,3 +211,29 @@ def test_an_error_quoting_a_secret_is_redacted_on_screen_and_in_the_crash_log(
     logs = list((tmp_path / "state" / "logs").glob("crash-*.log"))
     assert logs and all(token not in log.read_text() for log in logs)
     assert "[REDACTED:github-token]" in logs[0].read_text()
+
+
+def test_the_index_holding_card_text_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
+    # The index stores every card's text, a blocked card's too: a card file its owner made
+    # private must not become readable by every user through the state dir.
+    import os
+    import stat
+
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    card = ("---\nid: deploy\ntitle: Deploy\nalways: true\n---\nDeploy with GITHUB_TOKEN="
+            f"{token}\n")
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": card})
+    (ws / ".agents" / ".engram" / "deploy.md").chmod(0o600)
+    call("claude", payload("claude", "SessionStart.json", ws))
+    folder = tmp_path / "state" / "index"
+    files = [p for p in folder.iterdir() if ".sqlite" in p.name]
+    assert any(token.encode() in p.read_bytes() for p in files)  # the text is there...
+    for path in [folder, *files]:
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path  # ...for its owner only
+    # An index an older engram left readable by all is made private at its next refresh.
+    for path in files:
+        os.chmod(path, 0o644)
+    (ws / ".agents" / ".engram" / "deploy.md").write_text(card.replace("Deploy with", "Ship with"))
+    call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="deploy"))
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
