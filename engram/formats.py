@@ -7,7 +7,7 @@ import re
 from pathlib import PurePath
 from typing import Any, Final
 
-from engram import globs
+from engram import globs, host_registry
 from engram.card import CARD_TYPES, DEFAULT_PRIORITY, Card
 from engram.frontmatter import Parsed
 
@@ -78,11 +78,18 @@ def unknown_keys(data: dict[str, Any], text: str) -> list[tuple[str, int | None,
 def detect(path: PurePath, data: dict[str, Any], body: str) -> str:
     name = path.name.lower()
     posix = path.as_posix()
+    # File types that name their format wherever they lie (rule collections keep them outside
+    # any host's folder too): Cursor's MDC, Copilot's instructions files.
     if name.endswith(".mdc"):
         return "cursor"
     if name.endswith(".instructions.md") or "applyTo" in data:
         return "copilot"
-    if "/.claude/rules/" in posix or ("paths" in data and "applies_to" not in data):
+    # Plain Markdown in a host's rules folder is in that host's format, which its definition
+    # names (`rules.format` in hosts/*.yaml: Claude's `.claude/rules/`).
+    for marker, fmt in host_registry.rule_formats():
+        if marker in posix:
+            return fmt
+    if "paths" in data and "applies_to" not in data:
         return "claude"
     for marker, fmt in _OTHER_RULE_MARKERS:
         if marker in posix:

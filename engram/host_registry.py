@@ -143,17 +143,18 @@ def _native(relative: str) -> str:
     return relative.strip("/").replace("/", os.sep)
 
 
-def rules_of(definition: dict[str, Any]) -> tuple[str, str, str, str] | None:
-    """A host's own rules folder (`rules` in its definition) as (folder, suffix, label, host):
-    the folder relative to a workspace folder with `/` separators, the one kind of file the
-    host loads from it, what `engram init` calls those files (`<display_name> rules` unless
-    `label` says), and the host's display name. None when the host has no rules folder."""
+def rules_of(definition: dict[str, Any]) -> tuple[str, str, str, str, str] | None:
+    """A host's own rules folder (`rules` in its definition) as (folder, suffix, label, host,
+    format): the folder relative to a workspace folder with `/` separators, the one kind of
+    file the host loads from it, what `engram init` calls those files (`<display_name> rules`
+    unless `label` says), the host's display name, and the rule format of files there whose
+    suffix names none ('' when unset). None when the host has no rules folder."""
     rules = definition.get("rules")
     if not isinstance(rules, dict) or not rules.get("folder") or not rules.get("suffix"):
         return None
     owner = str(definition.get("display_name") or definition["name"])
     return (str(rules["folder"]).strip("/"), str(rules["suffix"]),
-            str(rules.get("label") or f"{owner} rules"), owner)
+            str(rules.get("label") or f"{owner} rules"), owner, str(rules.get("format") or ""))
 
 
 def _rule_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
@@ -161,9 +162,26 @@ def _rule_folders(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str, str
     for name in sorted(hosts):
         rules = rules_of(hosts[name])
         if rules is not None:
-            folder, suffix, _label, owner = rules
+            folder, suffix, _label, owner, _format = rules
             rows.append((os.sep + _native(folder) + os.sep, suffix, owner))
     return tuple(rows)
+
+
+def _rule_formats(hosts: dict[str, dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    rows = []
+    for name in sorted(hosts):
+        rules = rules_of(hosts[name])
+        if rules is not None and rules[4]:
+            rows.append((f"/{rules[0]}/", rules[4]))
+    return tuple(rows)
+
+
+def rule_formats() -> tuple[tuple[str, str], ...]:
+    """(folder marker, format) for every host rules folder whose definition names the rule
+    format of its files (`rules.format`): the marker is `/.claude/rules/` with `/` separators,
+    as in a path's as_posix()."""
+    formats: tuple[tuple[str, str], ...] = _compiled("rule_formats", _rule_formats)
+    return formats
 
 
 def rule_folders() -> tuple[tuple[str, str, str], ...]:

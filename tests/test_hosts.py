@@ -294,6 +294,40 @@ def test_a_one_folder_native_rules_value_skips_only_that_folder(private_hosts: P
     assert sorted(card.id for card in index.load_cards(loaded)[0]) == ["mine", "plain", "theirs"]
 
 
+def test_a_hosts_rule_format_is_a_yaml_fact(private_hosts: Path, tmp_path: Path) -> None:
+    """Which rule format plain files in a host's rules folder are written in is part of the
+    host's definition (`rules.format`): Claude's rules (`paths:` globs, loaded at launch
+    without them) in `.claude/rules/`, and a new host's in its own folder. The file types
+    that name their format wherever they lie (`.mdc`, `.instructions.md`) stay formats'."""
+    from engram import store
+
+    (private_hosts / "acme.yaml").write_text(
+        "name: acme\ndisplay_name: Acme Agent\naliases: []\nsupported: false\nreason: not yet\n"
+        "rules: {folder: .acme/rules, suffix: .md, format: claude}\n", encoding="utf-8")
+    ws = tmp_path / "proj"
+    (ws / ".git").mkdir(parents=True)
+    files = {".acme/rules/launch.md": "---\ndescription: launch\n---\nRead at launch.\n",
+             ".acme/rules/api.md": "---\npaths: [\"src/api/**\"]\n---\nThe API rule.\n",
+             ".claude/rules/style.md": "---\ndescription: style\n---\nThe house style.\n",
+             "memory/plain.md": "---\ndescription: plain\n---\nA plain card.\n"}
+    for name, text in files.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text, encoding="utf-8")
+    found, _ = store.scan([(str(ws), "config")], workspace=str(ws))
+    cards = {}
+    for entry in found:
+        card, problems, _ = store.load_file(entry)
+        assert card is not None, problems
+        cards[card.id] = card
+    assert {k: (c.format, c.always, c.applies_to) for k, c in cards.items()} == {
+        "launch": ("claude", True, ()), "api": ("claude", False, ("src/api/**",)),
+        "style": ("claude", True, ()), "plain": ("engram", False, ())}
+    schema = json.loads((data_dir("schemas") / "host.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(yaml.safe_load((private_hosts / "acme.yaml").read_text()), schema)
+
+
 def test_a_hosts_rule_files_are_files_it_loads_natively() -> None:
     """The two facts about a host's rules folder agree: a file engram routes from there
     (`rules`) is one the host loads by itself (`runtime.loads_natively`)."""

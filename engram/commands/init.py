@@ -23,7 +23,7 @@ def rule_folders(hosts: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     for definition in hosts:
         rules = host_registry.rules_of(definition)
         if rules is not None:
-            folder, _suffix, label, owner = rules
+            folder, _suffix, label, owner, _format = rules
             rows.append((folder, label, owner))
     rows += [(folder, label, owner) for folder, _, label, owner in formats.OTHER_RULE_FOLDERS]
     return rows
