@@ -116,7 +116,27 @@ def _secret_problems(card: Card) -> list[Problem]:
                              f"a value-shaped secret ({hit.kind}, redacted); engram never "
                              "injects a card whose title, card line or body holds one: remove it",
                              "secret"))
+    if not found:
+        found.extend(_parsed_secret(card, text if first_line == 1 else ""))
     return found
+
+
+def _parsed_secret(card: Card, text: str) -> list[Problem]:
+    """A secret the gate found in the parsed frontmatter that the file's text does not show
+    (a YAML escape, `"\x67hp_..."`, or a folded or joined scalar), at its field's line."""
+    from engram import secrets
+
+    for field in ("title", "card", "tags", "applies_to", "depends_on"):
+        value = getattr(card, field)
+        hits = secrets.find_secrets("\n".join(value) if isinstance(value, tuple) else value)
+        if hits:
+            key = re.search(rf"^{field}[ \t]*:", text, re.MULTILINE)
+            line = text.count("\n", 0, key.start()) + 1 if key else 1
+            return [Problem(card.path, line, "error",
+                            f"a value-shaped secret ({hits[0].kind}, redacted) in `{field}` once "
+                            "its YAML is read (an escape or a folded line hides it in the file); "
+                            "engram never injects the card: remove it", "secret")]
+    return []
 
 
 _ID_LINE: Final = re.compile(r"^id\s*:", re.MULTILINE)

@@ -2,7 +2,7 @@
 
 Runs when the index compiles a changed card (the index stores the verdict, so a hook with a
 fresh index never scans), in `lint`, `doctor` and over transcripts in `observe`. It imports
-only `re` (and `unicodedata` for text that holds invisible characters), every pattern is
+only `re` (and, when a text needs them, `unicodedata`, `binascii` and `urllib.parse`), every pattern is
 bounded (no nested or unbounded quantifiers that can backtrack catastrophically), and it
 prefers missing an odd secret over flagging ordinary prose and code: a false positive blocks
 a card from delivery.
@@ -10,7 +10,10 @@ a card from delivery.
 Detection is by *value shape* (a provider prefix, a key block, a password in a URL) or by a
 secret-looking *name* with a value that is not a placeholder or a code reference. Invisible
 characters (zero-width spaces, joiners, bidi controls: Unicode format characters) are removed
-before scanning, so a token split by one is still found; the redaction covers them too.
+and compatibility forms folded (NFKC: fullwidth letters) before scanning, so a token split by
+one or written in fullwidth is still found; the redaction covers the original characters. A
+token encoded once (base64, hex, percent-encoding) is found in its decoded form and the whole
+encoded run is redacted.
 
 The provider shapes follow the formats the providers document (`docs/reliability.md` has the
 coverage figures, the false positives on real rule corpora, and why this is not a dependency
@@ -97,6 +100,11 @@ _TOKEN_PATTERNS: Final[tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]]
     ("stripe-webhook-secret", ('whsec_',), re.compile(r"(?<![A-Za-z0-9_])whsec_[0-9A-Za-z]{24,247}(?![A-Za-z0-9_])")),
     ("jwt", ('eyJ',), re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{8,2000}")),
     ("bearer-token", ('earer',), re.compile(r"(?i:\bbearer)[ \t]{1,4}([A-Za-z0-9._~+/-]{20,2000}=*)")),
+    ("google-oauth-token", ('ya29.',), re.compile(r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{30,2000}(?![A-Za-z0-9_-])")),
+    # `Authorization: Token ...` (Django REST framework, GitHub's older scheme) and the like.
+    ("authorization-token", ('uthorization',), re.compile(
+        r"(?i:\bauthorization)[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?i:token|apikey|api-key|key|sso-key)"
+        r"[ \t]{1,4}([A-Za-z0-9._~+/:-]{16,2000}=*)")),
 )
 
 # A key block; an unterminated one runs to the end of the text (a truncated key still leaks).
@@ -174,6 +182,12 @@ def is_secret_name(name: str) -> bool:
     last = words[-1]
     if last in ("token", "secret"):
         return True
+    # `DB_PASS`, `SMTP_PASS`, `MYSQL_PWD`, ODBC's `Pwd=`: a bare `pass` is a statement or a
+    # step, a bare `pwd` a value that is a path, which the value check refuses.
+    if last == "pwd" or last == "pass" and len(words) >= 2:
+        return True
+    if last in ("base", "value") and ("secret" in words or "token" in words):
+        return True  # Rails' SECRET_KEY_BASE
     # A bare `key` is a dict key, a sort key, a cache key... only a compound one is secret.
     if last == "key" and len(words) >= 2:
         return True
@@ -211,9 +225,10 @@ def _is_secret_value(name: str, value: str) -> bool:
     return len(value) >= 8 and _classes(value) >= 2 and not value.isdigit()
 
 
-_CASELESS_KEYWORDS: Final = frozenset({"bearer-token", "azure-storage-key"})
+_CASELESS_KEYWORDS: Final = frozenset({"bearer-token", "azure-storage-key", "authorization-token"})
 # Kinds whose shape alone is weak (prose-like words fit it): the token must look generated.
 _RANDOM_ONLY: Final = frozenset({"openai-key", "anthropic-key", "bearer-token", "huggingface-token",
+                                 "authorization-token",
                                  "discord-bot-token", "square-token", "telegram-bot-token",
                                  "gitlab-token", "slack-token", "newrelic-key", "figma-token",
                                  "planetscale-token", "supabase-token", "vault-token"})
@@ -225,7 +240,7 @@ def _is_generated(kind: str, token: str) -> bool:
         return False
     if kind not in _RANDOM_ONLY:
         return True
-    core = token if kind == "bearer-token" else token.split("-", 1)[-1] if kind in (
+    core = token if kind in ("bearer-token", "authorization-token") else token.split("-", 1)[-1] if kind in (
         "openai-key", "anthropic-key") else token
     if kind in ("huggingface-token", "discord-bot-token", "slack-token", "gitlab-token",
                 "figma-token", "vault-token", "newrelic-key"):
@@ -273,6 +288,100 @@ def _is_password_value(value: str, quoted: bool) -> bool:
         is_wordy(value) and not value.islower())
 
 
+# A password passed on a command line: `--password X`, `--pass=X`, `--pwd X`, and a curl-style
+# `-u user:password` / `--user user:password`.
+_FLAG_PASSWORD: Final = re.compile(
+    r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd)(?:=|[ \t]{1,4})"
+    r"(?:\"([^\"\n]{1,256})\"|'([^'\n]{1,256})'|([^\s\"'`;|&]{1,256}))"
+)
+_USER_FLAG: Final = re.compile(
+    r"(?<![\w-])(?:-u|--user)(?:=|[ \t]{1,4})[\"']?[^\s:\"'/@]{1,64}:([^\s\"'`@/;|&]{6,256})"
+)
+# `Authorization: Basic <base64 of user:password>`.
+_BASIC_AUTH: Final = re.compile(r"(?i:\bbasic)[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})(?![A-Za-z0-9+/=])")
+
+
+def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    lowered = text.lower()
+    if "-pass" in lowered or "-pwd" in lowered:
+        for match in _FLAG_PASSWORD.finditer(text):
+            group = next(g for g in (1, 2, 3) if match.group(g) is not None)
+            if _is_password_value(match.group(group), group != 3):
+                yield "assigned-secret", match.start(group), match.end(group)
+    if "-u " in text or "-u\t" in text or "--user" in text:
+        for match in _USER_FLAG.finditer(text):
+            value = match.group(1)
+            if _classes(value) >= 2 and not value.isdigit() and _is_password_value(value, False):
+                yield "url-password", match.start(1), match.end(1)
+    if "basic" in lowered:
+        for match in _BASIC_AUTH.finditer(text):
+            decoded = _decoded_text(match.group(1), "base64")
+            if decoded and ":" in decoded:
+                user, _, password = decoded.partition(":")
+                if user and len(password) >= 4 and not is_placeholder(password):
+                    yield "basic-auth", match.start(1), match.end(1)
+
+
+# Encoded once: a token base64-, hex- or percent-encoded is the token to anyone who decodes it.
+# A hex run is a base64 run too: one scan finds both, and the run's letters say which it is.
+_BASE64_RUN: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,4000}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+_PERCENT_ESCAPE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_WORD_END: Final = re.compile(r"[\s\"'`<>]")
+
+
+def _percent_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each word holding a percent escape: found from the escapes (a few in
+    a card, if any), not by trying a pattern at every position."""
+    end = -1
+    for match in _PERCENT_ESCAPE.finditer(text):
+        if match.start() < end:
+            continue
+        start = match.start()
+        while start > 0 and start > match.start() - 300 and not _WORD_END.match(text[start - 1]):
+            start -= 1
+        found = _WORD_END.search(text, match.end(), match.end() + 4000)
+        end = found.start() if found else min(len(text), match.end() + 4000)
+        yield start, end
+
+
+def _decoded_text(run: str, how: str) -> str | None:
+    """`run` decoded (base64, standard or URL-safe; hex; percent-encoding) when that gives
+    printable text, else None (random bytes: a hash, an image, not an encoded secret)."""
+    import binascii
+
+    try:
+        if how == "hex":
+            data = bytes.fromhex(run)
+        elif how == "percent":
+            from urllib.parse import unquote
+
+            return unquote(run, errors="strict") if len(run) < 4000 else None
+        else:
+            padded = run + "=" * (-len(run.rstrip("=")) % 4) if "=" not in run else run
+            data = binascii.a2b_base64(padded.replace("-", "+").replace("_", "/"))
+        decoded = data.decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if len(decoded) < 8 or not all(" " <= c <= "~" or c in "\t\r\n" for c in decoded):
+        return None
+    return decoded
+
+
+def _encoded_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    runs = [("hex" if len(m.group(0)) % 2 == 0 and len(m.group(0)) >= 40
+             and _HEX_DIGITS.issuperset(m.group(0)) else "base64", m.start(), m.end())
+            for m in _BASE64_RUN.finditer(text)]
+    if "%" in text:
+        runs += [("percent", start, end) for start, end in _percent_runs(text)]
+    for how, start, end in runs:
+        decoded = _decoded_text(text[start:end], how)
+        if decoded is not None and decoded != text[start:end]:
+            for kind, _start, _end in _scan_plain(decoded):
+                yield kind, start, end
+                break
+
+
 def _pass_assignments(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
     for match in _PASS_ASSIGNMENT.finditer(text, start, end):
         if not is_secret_name(match.group(1)):
@@ -307,10 +416,16 @@ def _might_hold(text: str) -> bool:
     """False when `_scan(text)` finds nothing, and nothing in any part of `text` either
     (every test here is for a literal, which a part can only hold if the whole does)."""
     return bool(_candidates(text)) or "-----BEGIN" in text or "PuTTY-User-Key-File-" in text \
-        or "://" in text or "=" in text or ":" in text
+        or "://" in text or "=" in text or ":" in text or "%" in text \
+        or _BASE64_RUN.search(text) is not None
 
 
 def _scan(text: str) -> Iterator[tuple[str, int, int]]:
+    yield from _scan_plain(text)
+    yield from _encoded_secrets(text)
+
+
+def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:
     for match in _PRIVATE_KEY.finditer(text):
         yield "private-key", match.start(), match.end()
     if "PuTTY-User-Key-File-" in text:
@@ -336,6 +451,7 @@ def _scan(text: str) -> Iterator[tuple[str, int, int]]:
                 if is_secret_name(name) and _is_secret_value(name, value):
                     yield "assigned-secret", match.start(3), match.end(3)
             yield from _pass_assignments(text, start, end)
+    yield from _command_line_secrets(text)
 
 
 def _word_lines(text: str) -> Iterator[tuple[int, int]]:
@@ -370,12 +486,26 @@ _INVISIBLE: Final = re.compile(
 
 
 def visible(text: str) -> tuple[str, list[int] | None]:
-    """`text` without invisible characters, and for each kept character its offset in `text`
-    (None when nothing was removed)."""
-    if text.isascii() or not _INVISIBLE.search(text):
+    """`text` without invisible characters and with compatibility forms folded (NFKC: a
+    fullwidth `ｇｈｐ＿` is `ghp_` to any reader), and for each character of the result its
+    offset in `text` (None when nothing changed)."""
+    if text.isascii():
         return text, None
-    kept = [i for i, c in enumerate(text) if c.isascii() or not _INVISIBLE.match(c)]
-    return "".join(text[i] for i in kept), kept
+    import unicodedata
+
+    if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
+        return text, None
+    chars: list[str] = []
+    kept: list[int] = []
+    for i, c in enumerate(text):
+        if c.isascii():
+            chars.append(c)
+            kept.append(i)
+        elif not _INVISIBLE.match(c):
+            for folded in unicodedata.normalize("NFKC", c):
+                chars.append(folded)
+                kept.append(i)
+    return "".join(chars), kept
 
 
 def find_secrets(text: str) -> list[SecretHit]:

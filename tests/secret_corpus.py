@@ -5,6 +5,7 @@ bench/secrets_coverage.py."""
 
 from __future__ import annotations
 
+import base64
 import random
 import string
 
@@ -112,6 +113,22 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("password-with-colons", "PASSWORD=ab:" + "cd:" + "ef12", "ab:cd:ef12"),
         ("short-lowercase-passphrase", "passphrase: swordfish", "swordfish"),
         ("ghp-split-by-zero-width-space", None, None),
+        # Generic `.env` and connection-string names, command-line and header forms.
+        ("db-pass-env", None, p(ALNUM, 16)),
+        ("mysql-pwd-env", None, p(ALNUM, 16)),
+        ("odbc-pwd", None, p(ALNUM, 16)),
+        ("rails-secret-key-base", None, p(HEX, 128)),
+        ("basic-auth-header", None, base64.b64encode(f"deploy:{p(ALNUM, 16)}".encode()).decode()),
+        ("authorization-token-header", None, p(ALNUM, 40)),
+        ("curl-user-password", None, p(ALNUM, 16)),
+        ("password-flag", None, p(ALNUM, 16)),
+        ("google-oauth-access-token", None, "ya29.a0" + p(B64URL, 60)),
+        # A shape-detectable token in a form any reader decodes: fullwidth letters (NFKC),
+        # base64, hex, percent-encoding.
+        ("fullwidth-github-token", None, _fullwidth("ghp_" + p(ALNUM, 36))),
+        ("base64-wrapped-token", None, base64.b64encode(("ghp_" + p(ALNUM, 36)).encode()).decode()),
+        ("hex-wrapped-token", None, ("ghp_" + p(ALNUM, 36)).encode().hex()),
+        ("percent-encoded-token", None, "ghp%5F" + p(ALNUM, 36)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -121,8 +138,29 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
     return out
 
 
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+_CONTEXTS = {
+    "db-pass-env": "DB_PASS={}",
+    "mysql-pwd-env": "export MYSQL_PWD={}",
+    "odbc-pwd": "Driver={{ODBC Driver 18}};Server=db;Uid=sa;Pwd={};Encrypt=yes",
+    "rails-secret-key-base": "SECRET_KEY_BASE={}",
+    "basic-auth-header": 'curl -H "Authorization: Basic {}" https://api.example.com',
+    "authorization-token-header": "Authorization: Token {}",
+    "curl-user-password": "curl -u deploy:{} https://api.example.com/upload",
+    "password-flag": "docker login --username deploy --password {} registry.example.com",
+    "base64-wrapped-token": "echo {} | base64 -d > ~/.token",
+    "hex-wrapped-token": "the token, hex: {}",
+    "percent-encoded-token": "curl https://api.example.com/repos?access={}",
+}
+
+
 def _context(kind: str, secret: str | None) -> str:
     """The token in a line a card or a transcript would plausibly hold."""
+    if kind in _CONTEXTS:
+        return _CONTEXTS[kind].format(secret)
     if kind == "bearer-token":
         return f'curl -H "Authorization: Bearer {secret}" https://api.example.com'
     if kind == "rsa-private-key":

@@ -237,3 +237,21 @@ def test_the_index_holding_card_text_is_readable_by_its_owner_alone(tmp_path: Pa
     call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="deploy"))
     for path in files:
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+@pytest.mark.parametrize("field", ["title", "card", "tags", "applies_to"])
+def test_lint_reports_a_secret_only_the_parsed_frontmatter_shows(
+        field: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # `"\x67hp_..."` is `ghp_...` once YAML reads it: the gate blocks the card, so lint must
+    # say why, at the field's line, or the card vanishes without a reason.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    escaped = f'"deploy \\x67{token[1:]}"'
+    value = f"[{escaped}]" if field in ("tags", "applies_to") else escaped
+    fields = {"id": "deploy", "title": "Deploy", field: value, "always": "true"}
+    text = "---\n" + "".join(f"{k}: {v}\n" for k, v in fields.items()) + "---\nDeploy.\n"
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": text})
+    assert token not in text
+    report = json.loads(_run(ws, capsys, "lint", "--json", stdout=True))
+    line = next(n for n, row in enumerate(text.split("\n"), 1) if row.startswith(f"{field}:"))
+    assert [(Path(p["path"]).name, p["line"]) for p in report["problems"]
+            if p["code"] == "secret"] == [("deploy.md", line)]
