@@ -315,11 +315,90 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
                 yield "url-password", match.start(1), match.end(1)
     if "basic" in lowered:
         for match in _BASIC_AUTH.finditer(text):
-            decoded = _decoded_text(match.group(1), "base64")
-            if decoded and ":" in decoded:
-                user, _, password = decoded.partition(":")
-                if user and len(password) >= 4 and not is_placeholder(password):
-                    yield "basic-auth", match.start(1), match.end(1)
+            if _is_user_password(match.group(1)):
+                yield "basic-auth", match.start(1), match.end(1)
+
+
+# A name and its value on two lines: a Kubernetes or compose `env` entry (`- name: DB_PASSWORD`
+# then `value: ...`), and a YAML key whose value sits indented on the next line.
+_NAME_VALUE_PAIR: Final = re.compile(
+    r"\bname[ \t]{0,4}:[ \t]{0,4}[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}\r?\n"
+    r"[ \t]{0,40}value[ \t]{0,4}:[ \t]{0,4}[\"']?([^\s\"'`]{1,512})")
+_NEXT_LINE_VALUE: Final = re.compile(
+    r"(?m)^(?=[ \t]{0,40}[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}:[ \t]{0,4}\r?\n"
+    r"[ \t]{1,40}[\"']?([^\s\"'`:#-][^\s\"'`]{0,511})[\"']?[ \t]{0,4}\r?$)")
+# `.netrc`; a Dockerfile's `ENV NAME value`; prose that says what the password is.
+_NETRC: Final = re.compile(r"(?i)\bmachine[ \t]+\S{1,256}\s{1,8}login[ \t]+\S{1,256}\s{1,8}"
+                           r"password[ \t]+([^\s]{4,256})")
+_DOCKER_ENV: Final = re.compile(r"(?m)^[ \t]{0,8}ENV[ \t]+([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]+"
+                                r"[\"']?([^\s\"'=]{1,512})[\"']?[ \t]*\r?$")
+_PROSE_SECRET: Final = re.compile(
+    r"(?i)\b(password|passphrase|api[ _-]?key|secret key|access token|token)[ \t]{1,4}is:?"
+    r"[ \t]{1,4}[\"'`]?([^\s\"'`]{6,256}?)[\"'`]?(?=[\s.,;)]|$)")
+# A base64 `user:password` under an `auth` name (Docker's config.json, `.npmrc`'s `_auth`).
+_AUTH_BLOB: Final = re.compile(r"(?i)[\"']?_?auth[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?"
+                               r"([A-Za-z0-9+/]{8,400}={0,2})(?![A-Za-z0-9+/=])")
+# An Azure shared access signature's `sig=`.
+_SAS_SIGNATURE: Final = re.compile(r"(?<=[?&])sig=([A-Za-z0-9%+/]{20,200}(?:%3[Dd]|=){0,2})")
+
+
+def _is_user_password(blob: str) -> bool:
+    decoded = _decoded_text(blob, "base64")
+    if not decoded or ":" not in decoded:
+        return False
+    user, _, password = decoded.partition(":")
+    return bool(user) and len(password) >= 4 and not is_placeholder(password)
+
+
+_COLON_EOL: Final = re.compile(r":[ \t]{0,4}\r?\n")
+
+
+def _lines_ending_in_colon(text: str) -> Iterator[int]:
+    """The start of each line that ends in `:` (a YAML key whose value may follow), found
+    from the line breaks, not by trying a pattern at every line."""
+    for match in _COLON_EOL.finditer(text):
+        yield text.rfind("\n", 0, match.start()) + 1
+
+
+def _split_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    """Secrets whose name and value are apart: on two lines, or in a sentence."""
+    lowered = text.lower()
+    if "value:" in text and "name:" in text:
+        for match in _NAME_VALUE_PAIR.finditer(text):
+            name, value = match.group(1), match.group(2)
+            if is_secret_name(name) and _is_secret_value(name, value):
+                yield "assigned-secret", match.start(2), match.end(2)
+    for start in _lines_ending_in_colon(text):
+        pair = _NEXT_LINE_VALUE.match(text, start)
+        if pair:
+            name, value = pair.group(1), pair.group(2)
+            if is_secret_name(name) and (_is_password_value(value, False) if "pass" in name.lower()
+                                         else _is_secret_value(name, value)):
+                yield "assigned-secret", pair.start(2), pair.end(2)
+    if "machine" in lowered:
+        for match in _NETRC.finditer(text):
+            if _is_password_value(match.group(1), False):
+                yield "assigned-secret", match.start(1), match.end(1)
+    if "ENV " in text:
+        for match in _DOCKER_ENV.finditer(text):
+            name, value = match.group(1), match.group(2)
+            if is_secret_name(name) and _is_secret_value(name, value):
+                yield "assigned-secret", match.start(2), match.end(2)
+    if "password is" in lowered or "passphrase is" in lowered or "key is" in lowered \
+            or "token is" in lowered:
+        for match in _PROSE_SECRET.finditer(text):
+            value = match.group(2)
+            if _classes(value) >= 3 and _is_secret_value("password", value):
+                yield "assigned-secret", match.start(2), match.end(2)
+    if "auth\":" in lowered or "auth':" in lowered or "auth:" in lowered or "auth=" in lowered \
+            or "auth\" :" in lowered:
+        for match in _AUTH_BLOB.finditer(text):
+            if _is_user_password(match.group(1)):
+                yield "basic-auth", match.start(1), match.end(1)
+    if "sig=" in text:
+        for match in _SAS_SIGNATURE.finditer(text):
+            if _classes(match.group(1)) >= 3:
+                yield "azure-sas-signature", match.start(1), match.end(1)
 
 
 # Encoded once: a token base64-, hex- or percent-encoded is the token to anyone who decodes it.
@@ -452,6 +531,7 @@ def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:
                     yield "assigned-secret", match.start(3), match.end(3)
             yield from _pass_assignments(text, start, end)
     yield from _command_line_secrets(text)
+    yield from _split_secrets(text)
 
 
 def _word_lines(text: str) -> Iterator[tuple[int, int]]:

@@ -123,6 +123,15 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("curl-user-password", None, p(ALNUM, 16)),
         ("password-flag", None, p(ALNUM, 16)),
         ("google-oauth-access-token", None, "ya29.a0" + p(B64URL, 60)),
+        # A name and its value apart: two lines of YAML, a `.netrc`, a Dockerfile, a sentence;
+        # a base64 `user:password` under `auth`; an Azure SAS signature.
+        ("kubernetes-env-pair", None, p(ALNUM, 18)),
+        ("yaml-value-on-next-line", None, p(ALNUM, 18)),
+        ("netrc-password", None, p(ALNUM, 18)),
+        ("dockerfile-env", None, p(ALNUM, 18)),
+        ("password-in-a-sentence", None, p(ALNUM + "!#", 14)),
+        ("docker-config-auth", None, base64.b64encode(f"deploy:{p(ALNUM, 16)}".encode()).decode()),
+        ("azure-sas-signature", None, p(ALNUM, 40) + "%3D"),
         # A shape-detectable token in a form any reader decodes: fullwidth letters (NFKC),
         # base64, hex, percent-encoding.
         ("fullwidth-github-token", None, _fullwidth("ghp_" + p(ALNUM, 36))),
@@ -154,6 +163,13 @@ _CONTEXTS = {
     "base64-wrapped-token": "echo {} | base64 -d > ~/.token",
     "hex-wrapped-token": "the token, hex: {}",
     "percent-encoded-token": "curl https://api.example.com/repos?access={}",
+    "kubernetes-env-pair": "env:\n  - name: DB_PASSWORD\n    value: \"{}\"",
+    "yaml-value-on-next-line": "database:\n  password:\n    {}\n  host: db.internal",
+    "netrc-password": "machine api.example.com\n  login deploy\n  password {}",
+    "dockerfile-env": "FROM python:3.12\nENV API_TOKEN {}\nRUN make",
+    "password-in-a-sentence": "The staging password is {} until Friday.",
+    "docker-config-auth": '{{"auths": {{"registry.example.com": {{"auth": "{}"}}}}}}',
+    "azure-sas-signature": "https://acct.blob.core.windows.net/c?sv=2022-11-02&se=2026-12-31&sp=r&sig={}",
 }
 
 
