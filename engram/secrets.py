@@ -556,12 +556,13 @@ def _aws_secrets_near(text: str, start: int, end: int) -> Iterator[tuple[str, in
             yield "aws-secret-key", match.start(), match.end()
 
 
-# Unicode format characters (zero-width space and joiners, bidi controls, soft hyphen, tags)
-# and the fillers that render as nothing: removed before scanning.
+# Unicode format characters (zero-width space and joiners, bidi controls, soft hyphen, the
+# whole tag block, its unassigned code points too) and the fillers that render as nothing:
+# removed before scanning. At least every character the renderer deletes from a title
+# (`engram.render`), or a token split by one would pass here and be joined on its way out.
 _INVISIBLE: Final = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0001\U000e0020-\U000e007f"
-    "\U000e0100-\U000e01ef]"
+    "\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e01ef]"
 )
 
 

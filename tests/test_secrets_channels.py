@@ -255,3 +255,25 @@ def test_lint_reports_a_secret_only_the_parsed_frontmatter_shows(
     line = next(n for n, row in enumerate(text.split("\n"), 1) if row.startswith(f"{field}:"))
     assert [(Path(p["path"]).name, p["line"]) for p in report["problems"]
             if p["code"] == "secret"] == [("deploy.md", line)]
+
+
+@pytest.mark.parametrize("invisible", ["\U000e0000", "\U000e0002", "\U000e001f", "\U000e0080",
+                                       "\U000e00ff"])
+def test_a_character_the_renderer_deletes_never_hides_a_token_from_the_gate(
+        invisible: str, tmp_path: Path) -> None:
+    # The renderer deletes the whole tag block (U+E0000-U+E01EF) from a title; a token split
+    # by one of its unassigned code points must not pass the gate and be joined on the way out.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    title = f"Deploy {token[:12]}{invisible}{token[12:]}"
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        f"---\nid: deploy\ntitle: {json.dumps(title, ensure_ascii=False)}\nalways: true\n---\nDeploy.\n")})
+    answer = call("claude", payload("claude", "SessionStart.json", ws))
+    assert token not in answer and token not in json.loads(answer).get(
+        "hookSpecificOutput", {}).get("additionalContext", "")
+
+
+def test_the_detector_removes_every_character_the_renderer_deletes() -> None:
+    from engram import render
+
+    for code in render._INVISIBLE:
+        assert secrets.visible(f"a{chr(code)}b")[0] == "ab", hex(code)
