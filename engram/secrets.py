@@ -401,6 +401,32 @@ def _split_secrets(text: str) -> Iterator[tuple[str, int, int]]:
                 yield "azure-sas-signature", match.start(1), match.end(1)
 
 
+_TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.-]{1,300}")
+_LINE_START: Final = re.compile(r"\n[ \t]{0,40}(?=[A-Za-z0-9_+/=.-]{4})")
+
+
+def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
+    """A token cut in two by a line break (a wrapped line, or two fields read one after the
+    other): the word that ends a line and the one that starts the next, joined, when the
+    joined word holds a secret the two halves do not."""
+    backwards = text[::-1]  # the word ending a line is a prefix match here
+    for match in _LINE_START.finditer(text):
+        before = match.start() - (text[match.start() - 1:match.start()] == "\r")
+        head_run = _TOKEN_RUN.match(backwards, len(text) - before)
+        tail_run = _TOKEN_RUN.match(text, match.end())
+        if head_run is None or tail_run is None:
+            continue
+        head, tail = head_run.group(0)[::-1], tail_run.group(0)
+        joined = head + tail
+        if len(head) < 4 or len(joined) < 16 or not any(c.isdigit() or c.isupper() for c in joined) \
+                or not _might_hold(joined):
+            continue
+        for kind, hit_start, hit_end in _scan_plain(joined):
+            if hit_start < len(head) < hit_end:  # the secret spans the cut
+                yield kind, before - len(head), tail_run.end()
+                break
+
+
 # Encoded once: a token base64-, hex- or percent-encoded is the token to anyone who decodes it.
 # A hex run is a base64 run too: one scan finds both, and the run's letters say which it is.
 _BASE64_RUN: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,4000}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -502,6 +528,8 @@ def _might_hold(text: str) -> bool:
 def _scan(text: str) -> Iterator[tuple[str, int, int]]:
     yield from _scan_plain(text)
     yield from _encoded_secrets(text)
+    if "\n" in text:
+        yield from _wrapped_tokens(text)
 
 
 def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:

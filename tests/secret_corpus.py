@@ -132,6 +132,8 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("password-in-a-sentence", None, p(ALNUM + "!#", 14)),
         ("docker-config-auth", None, base64.b64encode(f"deploy:{p(ALNUM, 16)}".encode()).decode()),
         ("azure-sas-signature", None, p(ALNUM, 40) + "%3D"),
+        # A token wrapped over two lines (the hook sends both lines; a reader joins them).
+        ("token-wrapped-over-two-lines", None, "ghp_" + p(ALNUM, 36)),
         # A shape-detectable token in a form any reader decodes: fullwidth letters (NFKC),
         # base64, hex, percent-encoding.
         ("fullwidth-github-token", None, _fullwidth("ghp_" + p(ALNUM, 36))),
@@ -175,6 +177,8 @@ _CONTEXTS = {
 
 def _context(kind: str, secret: str | None) -> str:
     """The token in a line a card or a transcript would plausibly hold."""
+    if kind == "token-wrapped-over-two-lines":
+        return f"deploy token: {secret[:17]}\n    {secret[17:]}\nthen run make deploy"
     if kind in _CONTEXTS:
         return _CONTEXTS[kind].format(secret)
     if kind == "bearer-token":

@@ -277,3 +277,23 @@ def test_the_detector_removes_every_character_the_renderer_deletes() -> None:
 
     for code in render._INVISIBLE:
         assert secrets.visible(f"a{chr(code)}b")[0] == "ab", hex(code)
+
+
+@pytest.mark.parametrize("where", ["body", "title-and-card", "crlf-indented"])
+def test_a_token_cut_over_two_lines_or_two_fields_is_not_sent(where: str, tmp_path: Path) -> None:
+    # The model reads the two halves one after the other: a token cut in two still leaks.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    head, tail = token[:15], token[15:]
+    title, card, body = "Deploy", "How we deploy.", "Deploy with the script.\n"
+    if where == "body":
+        body = f"Use the token {head}\n{tail} to deploy.\n"
+    elif where == "crlf-indented":
+        body = f"Use the token\r\n    {head}\r\n    {tail}\r\nto deploy.\r\n"
+    else:
+        title, card = f"Deploy with {head}", f"{tail} is the token"
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        f"---\nid: deploy\ntitle: {title}\ncard: {card}\nalways: true\n---\n{body}")})
+    answer = call("claude", payload("claude", "SessionStart.json", ws))
+    assert head not in answer and tail not in answer
+    redacted = secrets.redact(body if where != "title-and-card" else f"{title}\n{card}")
+    assert head not in redacted and tail not in redacted
