@@ -72,7 +72,67 @@ def touch(entry: dict[str, Any], now: float) -> None:
 def reset(entry: dict[str, Any], now: float) -> None:
     entry["delivered"] = []
     entry["start_done"] = False
+    # What a resumed history would drop was sent before the reset, and is gone with it: a
+    # body sent again after the reset stays in a resumed history and must stay recorded.
+    entry.pop("resume_drops", None)
     entry["updated"] = now
+
+
+# A session's context is one, but its records are many: one per workspace cache the session
+# reached (the agent moved into a nested repository, or out of any workspace). A reset
+# (compaction, /clear) reported from one folder stamps the session's marker; each record
+# resets at its next call when the marker is newer than the last reset it applied.
+def reset_marker(host: str, context_id: str) -> str:
+    name = paths.workspace_key(f"{host}|{context_id}")
+    return os.path.join(paths.state_dir_str(), "delivery", "resets", name)
+
+
+def last_reset(host: str, context_id: str) -> int:
+    """When the session was last reset, from any folder (ns; 0 when never)."""
+    try:
+        return os.stat(reset_marker(host, context_id)).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def announce_reset(host: str, context_id: str) -> int:
+    """Stamp the session's reset marker; returns the stamp (ns), later than any before it."""
+    path = reset_marker(host, context_id)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    stamp = max(time.time_ns(), last_reset(host, context_id) + 1)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.utime(fd if os.utime in os.supports_fd else path, ns=(stamp, stamp))
+    finally:
+        os.close(fd)
+    return stamp
+
+
+def apply_reset(entry: dict[str, Any], stamp: int, now: float) -> bool:
+    """Reset `entry` when the session's last reset (`stamp`) is newer than the one it has
+    applied. True when it did."""
+    if stamp <= int(entry.get("reset_at") or 0):
+        return False
+    if entry.get("delivered") or entry.get("start_done") or entry.get("resume_drops"):
+        reset(entry, now)
+    entry["reset_at"] = stamp
+    return True
+
+
+def sweep_reset_markers(now: float, ttl: float = TTL_SECONDS) -> None:
+    """Drop markers older than the cache's TTL: every record they could reset is gone."""
+    folder = os.path.join(paths.state_dir_str(), "delivery", "resets")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if now - os.stat(path).st_mtime > ttl:
+                os.unlink(path)
+        except OSError:
+            continue
 
 
 def mark_delivered(entry: dict[str, Any], keys: list[str], now: float) -> None:
@@ -127,7 +187,9 @@ def is_valid(document: Any) -> bool:
                 or not all(_is_key_list(entry.get(name)) for name in _KEY_LISTS) \
                 or not isinstance(entry.get("start_done"), bool) \
                 or not _is_number(entry.get("created")) or not _is_number(entry.get("updated")) \
-                or ("slot" in entry and not _is_key_list(entry["slot"])):
+                or any(name in entry and not _is_key_list(entry[name])
+                       for name in ("slot", "resume_drops")) \
+                or ("reset_at" in entry and not _is_number(entry["reset_at"])):
             return False
     return True
 
@@ -191,6 +253,7 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
                     fileio.atomic_write_text(self.path, after, durable=False)
                     if os.urandom(1)[0] < 8:  # about 1 write in 32: sweep killed writers' temps
                         fileio.sweep_stale_temps(self.path)
+                        sweep_reset_markers(time.time())
         finally:
             self.lock.__exit__(None, None, None)
 

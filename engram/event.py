@@ -50,10 +50,15 @@ class Event(Record):
     slot_held: str | None = None
 
     @property
-    def cache_key(self) -> str:
-        """The delivery cache key: host, cwd, session[#agent:<id>]."""
-        session = f"{self.session}#agent:{self.agent}" if self.agent else self.session
-        return f"{self.host}|{self.cwd}|{session}"
+    def context_id(self) -> str:
+        """The model context this event belongs to: the session, or one subagent of it."""
+        return f"{self.session}#agent:{self.agent}" if self.agent else self.session
+
+    def cache_key(self, workspace: str) -> str:
+        """The delivery cache key: host, workspace root, session[#agent:<id>]. The root, not
+        the payload's cwd: the cwd follows the agent (a `cd` in Claude Code's Bash tool, a
+        Codex run started in a sub-folder) while the model's context stays the same one."""
+        return f"{self.host}|{workspace}|{self.context_id}"
 
 
 def _is_absolute(path: str) -> bool:

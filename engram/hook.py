@@ -164,6 +164,7 @@ class HookCall:
         # still in place) go to the other hosts only: the model must not read them twice.
         self.native: tuple[tuple[str, ...], str] = (
             tuple(self.runtime.get("loads_natively") or ()), workspace.location)
+        self.reset_stamp = 0  # the session's last reset, from any folder (ns)
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
@@ -232,6 +233,7 @@ class HookCall:
             # last complete index wrote: an index that knows no card would remove them all.
             self._sync_native_rules()
         cache = delivery.cache_path(self.workspace.key)
+        self.reset_stamp = reset_stamp(event)
         if self.runtime.get("delivery") == "slot":
             with delivery.transaction(cache) as document:
                 return self._fill_slot(document, time.time())
@@ -258,10 +260,9 @@ class HookCall:
     def _deliver(self, document: dict[str, Any], now: float,
                  routed: list[delta.Routed] | None) -> delta.Answer:
         event = self.event
-        entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
-                                   event.session, event.agent, now)
-        if event.resets and (entry.get("delivered") or entry.get("start_done")):
-            delivery.reset(entry, now)
+        entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
+                                   self.workspace.location, event.session, event.agent, now)
+        delivery.apply_reset(entry, self.reset_stamp, now)
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
             # history (`dropped_on_resume`) are sent again rather than lost.
@@ -283,9 +284,7 @@ class HookCall:
 
         list_already = event.kind == "prompt"
         if event.kind == "subagent":
-            parent_key = event_module.Event(
-                host=event.host, name=event.name, kind=event.kind, session=event.session,
-                cwd=event.cwd).cache_key
+            parent_key = event.replace(agent="").cache_key(self.workspace.location)
             parent = document["entries"].get(parent_key) or {}
             slots = list(self.index.data["always"])
             slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
@@ -348,8 +347,9 @@ class HookCall:
         now, `replace` with the text and its token when not, `clear` when memory is switched
         off. A plugin that does not say is taken to hold what engram last sent it."""
         event = self.event
-        entry = delivery.entry_for(document, event.cache_key, event.host, event.cwd,
-                                   event.session, event.agent, now)
+        entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
+                                   self.workspace.location, event.session, event.agent, now)
+        refill = delivery.apply_reset(entry, self.reset_stamp, now) or event.kind == "reset"
         held = event.slot_held
         if held is None:
             last = list(entry.get("slot") or [])
@@ -367,7 +367,6 @@ class HookCall:
             slots = self.route(event.prompt, [], include_always=False)
             if slots:
                 entry["last_routed"] = [r.key for r in _routed(self.index, slots, self.native)]
-        refill = event.kind == "reset" or event.resets
         slots = list(self.index.data["always"])
         slots += [s for s in self.slots_for_keys(entry.get("last_routed") or []) if s not in slots]
         routed = _routed(self.index, slots, self.native)
@@ -479,6 +478,9 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     event = event.replace(cwd=os.path.realpath(event.cwd))
     ws = workspace_module.load(event.cwd)
     if ws is None or not ws.roots:
+        # Nothing to send here, but the session's records in other workspaces must learn
+        # of a compaction or /clear reported from this folder.
+        reset_stamp(event)
         firing_log.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
@@ -501,6 +503,14 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
                       (time.perf_counter() - started) * 1000, workspace=ws.key, rule=call.rule_file,
                       engram_rule=bool(call.generated_rule))
     return text
+
+
+def reset_stamp(event: Event) -> int:
+    """The session's last reset (ns): now, stamped for every folder, when this event resets
+    it."""
+    if event.resets:
+        return delivery.announce_reset(event.host, event.context_id)
+    return delivery.last_reset(event.host, event.context_id)
 
 
 def _rule_file(root: str, path: str) -> str:

@@ -90,3 +90,36 @@ def test_stale_temp_files_are_swept(tmp_path: Path) -> None:
     os.utime(other, (time.time() - 7200, time.time() - 7200))
     assert fileio.sweep_stale_temps(path) == 1
     assert not old.exists() and fresh.exists() and other.exists()
+
+
+def test_a_cache_the_hooks_wrote_validates_against_schema(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field a hook call writes is in the schema: Gemini's deferred session start,
+    Claude's legacy PreToolUse record (dropped on resume) and a reset's stamp."""
+    from hookkit import call, make_workspace, payload
+
+    from engram import paths
+
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "state"))
+    ws = make_workspace(tmp_path / "proj")
+    call("gemini", payload("gemini", "SessionStart.json", ws, session_id="g"))
+    call("claude", payload("claude", "SessionStart.json", ws, session_id="c", source="startup"))
+    call("claude", payload("claude", "PreToolUse.json", ws, session_id="c", tool_name="Read",
+                           tool_input={"file_path": str(ws / "db" / "migrations" / "1.sql")}))
+    cache = tmp_path / "state" / "delivery" / f"{paths.workspace_key(str(ws.resolve()))}.json"
+    document = json.loads(cache.read_text())
+    fields = {name for entry in document["entries"].values() for name in entry}
+    assert {"start_pending", "resume_drops", "reset_at"} <= fields
+    schema = json.loads((REPO / "schemas" / "delivery-cache.schema.json").read_text())
+    jsonschema.validate(document, schema)
+
+
+@pytest.mark.parametrize("field, value", [("reset_at", "yesterday"), ("resume_drops", 7),
+                                          ("resume_drops", [1]), ("slot", None)])
+def test_a_damaged_optional_field_makes_the_cache_invalid(field: str, value: object) -> None:
+    """A cache holding, say, a string where the reset stamp belongs is set aside, not a
+    failure of every later call of that session."""
+    e = entry(1.0)
+    assert delivery.is_valid(doc_with({"claude|/w|s": e}))
+    e[field] = value
+    assert not delivery.is_valid(doc_with({"claude|/w|s": e}))

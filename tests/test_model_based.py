@@ -2,8 +2,10 @@
 
 Random sequences of hook events (session start / resume / clear / compact, prompts, file
 touches, subagents, compaction, session end) for several sessions of Claude Code, Codex and
-Gemini CLI, through the hook's own entry (`hook.handle`, what `engram hook` runs), interleaved
-with card edits (in place, same length, rename, add, delete, a secret planted). The index's
+Gemini CLI, through the hook's own entry (`hook.handle`, what `engram hook` runs), each from a
+cwd the host might report (the workspace, a sub-folder, spelled with a trailing slash, `..` or
+through a symlink, a nested repository with memory of its own, a folder outside any
+workspace), interleaved with card edits (in place, same length, rename, add, delete, a secret planted). The index's
 large-store paths are forced with lowered thresholds: the deferred freshness check (the stored
 index answers, the per-file check runs after; here when the test says so), the background
 rebuild of many changed files (likewise), and a first build left to the background.
@@ -11,8 +13,8 @@ rebuild of many changed files (likewise), and a first build left to the backgrou
 The oracle, after every answer:
 - every body sent is its card's current file content, whole;
 - no secret ever leaves;
-- a session never gets a body twice without a reset of that session or an edit of that card
-  in between;
+- a session (one context: host, session id, subagent; whatever cwd its events report) never
+  gets a body twice without a reset of that session or an edit of that card in between;
 - `already loaded:` names only cards this session was sent since its last reset.
 """
 
@@ -45,6 +47,12 @@ START_SOURCES = ("startup", "resume", "clear", "compact")
 # Workspace settings a run draws: the defaults; the proof line on; a Gemini budget so small
 # that bodies are folded to one line or dropped (never cut, never marked sent).
 CONFIGS = ({}, {"proof": "compact"}, {"load": {"max_tokens": 100}})
+# The folders a session's events come from, as the host spells them (relative to the test's
+# base folder; `proj` is the workspace): mostly the workspace itself.
+CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/src",
+                         "proj/vendor/lib", "proj/vendor/lib/docs", "elsewhere")
+# The nested repository's own card (its workspace's memory, not the outer one's).
+INNER = "inner rule 0: vendored code keeps its own conventions."
 STATS = {"calls": 0, "bodies": 0, "already": 0}  # how much the run exercised (printed with -s)
 
 
@@ -69,7 +77,7 @@ def bodies(text: str) -> dict[str, list[str]]:
     return found
 
 
-def _payload(host: str, name: str, cwd: Path, session: str, **changes: object) -> dict:
+def _payload(host: str, name: str, cwd: Path | str, session: str, **changes: object) -> dict:
     document = load_payload(host, name)
     document["cwd"] = str(cwd)
     document["session_id"] = session
@@ -85,6 +93,15 @@ class ExactlyOnce(RuleBasedStateMachine):
         (self.ws / ".git").mkdir(parents=True)
         self.memory = self.ws / ".agents" / ".engram"
         self.memory.mkdir(parents=True)
+        inner = self.ws / "vendor" / "lib"
+        (inner / ".git").mkdir(parents=True)
+        (inner / "docs").mkdir()
+        (inner / ".agents" / ".engram").mkdir(parents=True)
+        (inner / ".agents" / ".engram" / "inner.md").write_text(
+            card_text("inner", INNER, False, False), encoding="utf-8")
+        (self.ws / "src").mkdir()
+        (self.base / "elsewhere").mkdir()
+        os.symlink(self.ws, self.base / "link")
         self.saved_env = os.environ.get("ENGRAM_STATE_DIR")
         os.environ["ENGRAM_STATE_DIR"] = str(self.base / "state")
         self.saved = {name: getattr(index, name) for name in (
@@ -241,7 +258,8 @@ class ExactlyOnce(RuleBasedStateMachine):
             assert context(hook.handle(host, json.dumps(document).encode(), defer=True)) == ""
             return
         event = event.replace(cwd=os.path.realpath(event.cwd))
-        key = event.cache_key
+        # One context per host session (or subagent of it), from whatever folder.
+        key = f"{host}|{event.session}" + (f"#agent:{event.agent}" if event.agent else "")
         sent_ever = self.sent_ever.setdefault(key, set())
         last = self.last_sent.setdefault(key, {})
         if event.resets and event.kind != "reset":
@@ -256,9 +274,10 @@ class ExactlyOnce(RuleBasedStateMachine):
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
         for card_id, sent in bodies(text).items():
             assert len(sent) == 1, f"{card_id} twice in one answer"
-            assert card_id in self.cards, f"{card_id} sent but its file is gone"
-            assert sent[0] == self.cards[card_id]["body"], \
-                f"{card_id}: sent {sent[0]!r}, the file holds {self.cards[card_id]['body']!r}"
+            cards = {**self.cards, "inner": {"body": INNER}}
+            assert card_id in cards, f"{card_id} sent but its file is gone"
+            assert sent[0] == cards[card_id]["body"], \
+                f"{card_id}: sent {sent[0]!r}, the file holds {cards[card_id]['body']!r}"
             assert card_id not in last, f"{card_id} sent twice to {key} with no reset or edit"
             last[card_id] = sent[0]
             sent_ever.add(card_id)
@@ -281,7 +300,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             kind = "prompt"
         else:
             known = sorted(self.cards) or list(WORDS)
-            words = data.draw(st.lists(st.sampled_from(known + ["zulu"]), min_size=1,
+            words = data.draw(st.lists(st.sampled_from(known + ["zulu", "inner"]), min_size=1,
                                        max_size=3))
         getattr(self, "_" + ("prompt" if kind == "prompt_again" else kind))(
             host, session, words, data)
@@ -291,28 +310,32 @@ class ExactlyOnce(RuleBasedStateMachine):
     def another_hook_event(self, kind: str, host: str, session: str, data: st.DataObject) -> None:
         self.hook_event(kind, host, session, data)  # hook calls outnumber store changes
 
+    def _cwd(self, data: st.DataObject) -> str:
+        """The cwd this event reports: spelled as a host might, not always the workspace."""
+        return f"{self.base}/{data.draw(st.sampled_from(CWDS))}"
+
     def _prompt(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         name = "BeforeAgent.json" if host == "gemini" else "UserPromptSubmit.json"
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         self.prompts.append((host, session, words))
-        self._call(host, _payload(host, name, self.ws, session, prompt=text))
+        self._call(host, _payload(host, name, self._cwd(data), session, prompt=text))
 
     def _start(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         source = data.draw(st.sampled_from(START_SOURCES))
-        self._call(host, _payload(host, "SessionStart.json", self.ws, session, source=source))
+        self._call(host, _payload(host, "SessionStart.json", self._cwd(data), session, source=source))
 
     def _path(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         word = words[0]
         target = str(self.ws / "src" / word / "main.py")
         if host == "claude":
-            document = _payload(host, "PostToolUse.json", self.ws, session, tool_name="Read",
+            document = _payload(host, "PostToolUse.json", self._cwd(data), session, tool_name="Read",
                                 tool_input={"file_path": target})
         elif host == "codex":
             patch = f"*** Begin Patch\n*** Update File: src/{word}/main.py\n@@\n-a\n+b\n*** End Patch"
-            document = _payload(host, "PreToolUse.json", self.ws, session,
+            document = _payload(host, "PreToolUse.json", self._cwd(data), session,
                                 tool_name="apply_patch", tool_input={"command": patch})
         else:
-            document = _payload(host, "AfterTool.json", self.ws, session, tool_name="read_file",
+            document = _payload(host, "AfterTool.json", self._cwd(data), session, tool_name="read_file",
                                 tool_input={"file_path": target})
         self._call(host, document)
 
@@ -320,17 +343,17 @@ class ExactlyOnce(RuleBasedStateMachine):
         if host == "gemini":
             host = "claude"  # Gemini CLI has no subagent event
         agent = data.draw(st.sampled_from(("agent-1", "agent-2")))
-        self._call(host, _payload(host, "SubagentStart.json", self.ws, session, agent_id=agent))
+        self._call(host, _payload(host, "SubagentStart.json", self._cwd(data), session, agent_id=agent))
 
     def _compact(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         trigger = data.draw(st.sampled_from(("auto", "manual")))
         name = "PreCompress.json" if host == "gemini" else "PreCompact.json"
-        self._call(host, _payload(host, name, self.ws, session, trigger=trigger))
+        self._call(host, _payload(host, name, self._cwd(data), session, trigger=trigger))
 
     def _end(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         if host == "codex":
             host = "claude"
-        self._call(host, _payload(host, "SessionEnd.json", self.ws, session))
+        self._call(host, _payload(host, "SessionEnd.json", self._cwd(data), session))
 
     @invariant()
     def files_match_the_model(self) -> None:
