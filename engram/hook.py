@@ -165,6 +165,7 @@ class HookCall:
         self.native: tuple[tuple[str, ...], str] = (
             tuple(self.runtime.get("loads_natively") or ()), workspace.location)
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
+        self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
@@ -186,6 +187,10 @@ class HookCall:
         limit = int(self.settings.get("load.limit", 8))
         result = route_request(self.index, self.workspace.location, self.event.cwd, prompt,
                                paths, limit, include_always=include_always)
+        # The cards this prompt selected on their own merit (ranked, or a prerequisite of
+        # one), as opposed to always cards added on top of every prompt.
+        self.on_merit = set(result.ranked) | {
+            s.id for s in result.selected if any(r.kind == "dependency" for r in s.reasons)}
         return [s.slot for s in result.selected]
 
     def path_slots(self) -> list[int]:
@@ -292,8 +297,11 @@ class HookCall:
         elif routed is None:
             return delta.EMPTY
         if event.kind == "prompt" and entry.get("start_done") and not pending:
-            # Always-on cards are context for the whole session, not answers to a prompt.
-            routed = [r for r in routed if not r.always]
+            # Always-on cards are context for the whole session, not answers to a prompt:
+            # after the start they come again only when the prompt routes them for
+            # themselves (one the start folded or dropped over the budget is then sent, or
+            # found delivered and not listed).
+            routed = [r for r in routed if not r.always or r.id in self.on_merit]
         if pending and self.mode == "startup":
             routed = [r for r in routed if r.always]  # the session start's share only
         routed_keys = [r.key for r in routed]
@@ -478,9 +486,10 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     event = event.replace(cwd=os.path.realpath(event.cwd))
     ws = workspace_module.load(event.cwd)
     if ws is None or not ws.roots:
-        # Nothing to send here, but the session's records in other workspaces must learn
-        # of a compaction or /clear reported from this folder.
-        reset_stamp(event)
+        if event.resets:
+            # Nothing to send here, but the session's records in other workspaces must
+            # learn of a compaction or /clear reported from this folder.
+            delivery.announce_reset(event.host, event.context_id)
         firing_log.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)

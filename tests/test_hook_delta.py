@@ -184,3 +184,30 @@ def test_unrelated_events_and_no_workspace_answer_empty(ws: Path, tmp_path: Path
     bare.mkdir()
     assert call("claude", payload("claude", "UserPromptSubmit.json", bare, prompt="release")) == "{}"
     assert call("codex", payload("codex", "PreToolUse.json", ws)).strip() == "{}"  # Bash, not apply_patch
+
+
+def _big_always_card(name: str, topic: str, priority: int) -> str:
+    body = " ".join(f"{name} detail {i} about {topic}." for i in range(120))
+    return (f"---\ntitle: {name.title()} guide\ntags: [{name}, {topic}]\nalways: true\n"
+            f"priority: {priority}\n---\n{body}\n")
+
+
+def test_an_always_card_folded_at_session_start_comes_whole_when_a_prompt_asks_for_it(
+        tmp_path: Path) -> None:
+    """Codex's 2,400-token budget holds two of these three always cards at session start; the
+    third is folded to its one line and not recorded. A later prompt about it gets its body
+    (once); an off-topic prompt still gets nothing, and the cards sent at start are neither
+    sent again nor listed."""
+    ws = make_workspace(tmp_path / "proj", {
+        "deploy": _big_always_card("deploy", "shipping", 90),
+        "styleguide": _big_always_card("styleguide", "formatting", 50),
+        "oncall": _big_always_card("oncall", "paging", 40)})
+    start = context(call("codex", payload("codex", "SessionStart.json", ws, source="startup")))
+    assert sent_ids(start) == ["deploy", "styleguide"]
+    assert "- oncall: " in start  # folded: the model has the one line, not the body
+    assert prompt("codex", ws, "thanks, that helps") == ""
+    asked = prompt("codex", ws, "who gets paged? show me the oncall guide")
+    assert sent_ids(asked) == ["oncall"] and already(asked) == []
+    again = prompt("codex", ws, "who gets paged? show me the oncall guide")
+    assert sent_ids(again) == []
+    assert sent_ids(prompt("codex", ws, "the deploy shipping guide again")) == []
