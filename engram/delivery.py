@@ -119,20 +119,66 @@ def apply_reset(entry: dict[str, Any], stamp: int, now: float) -> bool:
     return True
 
 
-def sweep_reset_markers(now: float, ttl: float = TTL_SECONDS) -> None:
-    """Drop markers older than the cache's TTL: every record they could reset is gone."""
-    folder = os.path.join(paths.state_dir_str(), "delivery", "resets")
+# The workspaces a session has records in, NUL-separated, appended as it reaches each: a
+# card it was sent in one (a card of the user's global memory, or the same card vendored
+# twice) is in its context in every other.
+MAX_SESSION_BYTES: Final = 64 * 1024
+
+
+def _session_file(host: str, context_id: str) -> str:
+    name = paths.workspace_key(f"{host}|{context_id}")
+    return os.path.join(paths.state_dir_str(), "delivery", "sessions", name)
+
+
+def workspaces_of(host: str, context_id: str) -> list[str] | None:
+    """The workspace roots where the session has records, in the order it reached them;
+    None when the list is past its bound or not a file (then it is neither read nor grown)."""
     try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
+        raw = fileio.read_bounded(_session_file(host, context_id), MAX_SESSION_BYTES)
+    except FileNotFoundError:
+        return []
+    except (OSError, fileio.NotRegularFile, fileio.FileTooLarge):
+        return None
+    return list(dict.fromkeys(p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p))
+
+
+def join_workspace(host: str, context_id: str, location: str) -> None:
+    path = _session_file(host, context_id)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    try:  # one short append: concurrent writers never interleave inside it
+        os.write(fd, (location + "\0").encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
+
+
+def peek_document(path: str) -> dict[str, Any]:
+    """Another workspace's cache, read without its lock (it is only ever replaced whole);
+    empty when missing or damaged (its own next call sets a damaged one aside)."""
+    try:
+        document = json_accel.loads(fileio.read_bounded(path, MAX_CACHE_BYTES))
+    except (OSError, ValueError, RecursionError, fileio.NotRegularFile, fileio.FileTooLarge):
+        return empty_document()
+    return document if is_valid(document) else empty_document()
+
+
+def sweep_reset_markers(now: float, ttl: float = TTL_SECONDS) -> None:
+    """Drop reset markers and session lists older than the cache's TTL: every record they
+    could speak for is gone."""
+    for kind in ("resets", "sessions"):
+        folder = os.path.join(paths.state_dir_str(), "delivery", kind)
         try:
-            if now - os.stat(path).st_mtime > ttl:
-                os.unlink(path)
+            names = os.listdir(folder)
         except OSError:
             continue
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                if now - os.stat(path).st_mtime > ttl:
+                    os.unlink(path)
+            except OSError:
+                continue
 
 
 def mark_delivered(entry: dict[str, Any], keys: list[str], now: float) -> None:

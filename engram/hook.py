@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from engram import delivery, delta, fileio, json_accel
+from engram import delivery, delta, fileio, json_accel, paths
 from engram import event as event_module
 from engram.event import Event
 from engram.index import CompiledIndex
@@ -268,6 +268,7 @@ class HookCall:
         entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
                                    self.workspace.location, event.session, event.agent, now)
         delivery.apply_reset(entry, self.reset_stamp, now)
+        elsewhere = self._delivered_elsewhere()
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
             # history (`dropped_on_resume`) are sent again rather than lost.
@@ -315,7 +316,7 @@ class HookCall:
             return delta.answer([], [], routed_keys, True, self.unit, self.limit, note,
                                 list_already=False)
 
-        delivered = set(entry.get("delivered") or [])
+        delivered = set(entry.get("delivered") or []) | elsewhere
         new, already = delta.split(routed, delivered, self.mode)
         already = [r for r in already if not r.always]  # session context, not this prompt's
         if event.kind == "path":
@@ -346,6 +347,26 @@ class HookCall:
             entry["start_done"] = True
             entry.pop("start_pending", None)
         return result
+
+    def _delivered_elsewhere(self) -> set[str]:
+        """Keys this session (or subagent) was sent in other workspaces: the same key is the
+        same content, already in its context. A record there that has not applied the
+        session's last reset yet counts for nothing."""
+        event, here = self.event, self.workspace.location
+        places = delivery.workspaces_of(event.host, event.context_id)
+        if places is None:
+            return set()  # a damaged or oversized list: each workspace on its own, as before
+        if here not in places:
+            delivery.join_workspace(event.host, event.context_id, here)
+        keys: set[str] = set()
+        for place in places:
+            if place == here:
+                continue
+            document = delivery.peek_document(delivery.cache_path(paths.workspace_key(place)))
+            other = document["entries"].get(event.cache_key(place)) or {}
+            if int(other.get("reset_at") or 0) >= self.reset_stamp:
+                keys.update(other.get("delivered") or ())
+        return keys
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:
         """Single-slot hosts (OpenCode): the slot holds the always cards plus the cards of the

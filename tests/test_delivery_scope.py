@@ -128,3 +128,48 @@ def test_a_body_sent_again_after_a_reset_is_kept_on_resume(ws: Path) -> None:
     start("claude", ws, "resume")
     again = prompt("claude", ws, "how do I write database migrations?")
     assert sent_ids(again) == [] and already(again) == ["migrations"]
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_a_card_the_session_has_from_another_workspace_is_not_sent_again(
+        ws: Path, tmp_path: Path, client: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's global memory reaches every workspace: the agent went into a nested
+    repository, and the cards it already has (the same id and content) are not sent again
+    there, nor, back in the workspace, what it was sent in the nested one."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    (global_dir / "house-style.md").write_text(
+        "---\ntitle: House style\ntags: [style]\nalways: true\n---\nTabs, never spaces.\n")
+    (global_dir / "reviews.md").write_text(
+        "---\ntitle: Code reviews\ntags: [reviews]\n---\nTwo approvals before merging.\n")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    inner = make_workspace(ws / "vendor" / "lib", {})
+    start(client, ws, "startup")
+    assert "reviews" in sent_ids(prompt(client, ws, "how do code reviews work?"))
+    there = prompt(client, inner, "how do code reviews work?")
+    assert sent_ids(there) == [] and already(there) == ["reviews"]
+    assert "house-style" not in sent_ids(start(client, inner, "resume"))
+    assert sent_ids(prompt(client, inner, "release checklist and style")) == []
+    # a compaction anywhere brings everything back, in either workspace
+    compact(client, inner)
+    assert sent_ids(prompt(client, inner, "how do code reviews work?")) == [
+        "house-style", "reviews"]
+    back = prompt(client, ws, "how do code reviews work?")
+    assert "reviews" not in sent_ids(back) and already(back) == ["reviews"]
+
+
+def test_an_oversized_or_odd_list_of_workspaces_is_left_alone(ws: Path, tmp_path: Path) -> None:
+    """The session's list of workspaces past its bound (or a folder in its place) is neither
+    read nor grown: each workspace delivers on its own, as it did before the list existed."""
+    from engram import delivery
+
+    listing = Path(delivery._session_file("claude", "S"))
+    listing.parent.mkdir(parents=True)
+    listing.write_bytes(b"x" * (delivery.MAX_SESSION_BYTES + 1))
+    assert sent_ids(prompt("claude", ws, "what is the release checklist?")) == [
+        "overview", "release"]
+    assert sent_ids(prompt("claude", ws / "src", "what is the release checklist?")) == []
+    assert listing.stat().st_size == delivery.MAX_SESSION_BYTES + 1
+    listing.unlink()
+    listing.mkdir()
+    assert already(prompt("claude", ws, "what is the release checklist?")) == ["release"]

@@ -173,7 +173,10 @@ def test_same_routing_same_bytes(tmp_path: Path) -> None:
     outputs = []
     for name in ("a", "b"):
         ws = make_workspace(tmp_path / name)
-        outputs.append(prompt("claude", ws, "how should the API handlers format errors?"))
+        # Two sessions: one session reaching both workspaces has its cards from the first
+        # (test_delivery_scope.py), which is not the same routing.
+        outputs.append(prompt("claude", ws, "how should the API handlers format errors?",
+                              session_id=f"session-{name}"))
     assert outputs[0] == outputs[1]
 
 

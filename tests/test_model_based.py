@@ -5,7 +5,8 @@ touches, subagents, compaction, session end) for several sessions of Claude Code
 Gemini CLI, through the hook's own entry (`hook.handle`, what `engram hook` runs), each from a
 cwd the host might report (the workspace, a sub-folder, spelled with a trailing slash, `..` or
 through a symlink, a nested repository with memory of its own, a folder outside any
-workspace), interleaved with card edits (in place, same length, rename, add, delete, a secret planted). The index's
+workspace; a card of the user's global memory routes in both workspaces), interleaved with
+card edits (in place, same length, rename, add, delete, a secret planted). The index's
 large-store paths are forced with lowered thresholds: the deferred freshness check (the stored
 index answers, the per-file check runs after; here when the test says so), the background
 rebuild of many changed files (likewise), and a first build left to the background.
@@ -51,8 +52,10 @@ CONFIGS = ({}, {"proof": "compact"}, {"load": {"max_tokens": 100}})
 # base folder; `proj` is the workspace): mostly the workspace itself.
 CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/src",
                          "proj/vendor/lib", "proj/vendor/lib/docs", "elsewhere")
-# The nested repository's own card (its workspace's memory, not the outer one's).
+# The nested repository's own card (its workspace's memory, not the outer one's), and a card
+# of the user's global memory, which every workspace routes.
 INNER = "inner rule 0: vendored code keeps its own conventions."
+GOLF = "golf rule 0: the user's own habits go everywhere."
 STATS = {"calls": 0, "bodies": 0, "already": 0}  # how much the run exercised (printed with -s)
 
 
@@ -99,6 +102,11 @@ class ExactlyOnce(RuleBasedStateMachine):
         (inner / ".agents" / ".engram").mkdir(parents=True)
         (inner / ".agents" / ".engram" / "inner.md").write_text(
             card_text("inner", INNER, False, False), encoding="utf-8")
+        (self.base / "global").mkdir()
+        (self.base / "global" / "golf.md").write_text(card_text("golf", GOLF, False, False),
+                                                      encoding="utf-8")
+        self.saved_global = os.environ.get("ENGRAM_GLOBAL_DIR")
+        os.environ["ENGRAM_GLOBAL_DIR"] = str(self.base / "global")
         (self.ws / "src").mkdir()
         (self.base / "elsewhere").mkdir()
         os.symlink(self.ws, self.base / "link")
@@ -129,10 +137,12 @@ class ExactlyOnce(RuleBasedStateMachine):
             setattr(index, name, value)
         index._deferred.clear()
         index.close_connections()
-        if self.saved_env is None:
-            os.environ.pop("ENGRAM_STATE_DIR", None)
-        else:
-            os.environ["ENGRAM_STATE_DIR"] = self.saved_env
+        for name, value in (("ENGRAM_STATE_DIR", self.saved_env),
+                            ("ENGRAM_GLOBAL_DIR", self.saved_global)):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         shutil.rmtree(self.base, ignore_errors=True)
 
     # --- the store ------------------------------------------------------------------------
@@ -274,7 +284,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
         for card_id, sent in bodies(text).items():
             assert len(sent) == 1, f"{card_id} twice in one answer"
-            cards = {**self.cards, "inner": {"body": INNER}}
+            cards = {**self.cards, "inner": {"body": INNER}, "golf": {"body": GOLF}}
             assert card_id in cards, f"{card_id} sent but its file is gone"
             assert sent[0] == cards[card_id]["body"], \
                 f"{card_id}: sent {sent[0]!r}, the file holds {cards[card_id]['body']!r}"
@@ -300,7 +310,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             kind = "prompt"
         else:
             known = sorted(self.cards) or list(WORDS)
-            words = data.draw(st.lists(st.sampled_from(known + ["zulu", "inner"]), min_size=1,
+            words = data.draw(st.lists(st.sampled_from(known + ["zulu", "inner", "golf"]), min_size=1,
                                        max_size=3))
         getattr(self, "_" + ("prompt" if kind == "prompt_again" else kind))(
             host, session, words, data)
