@@ -39,7 +39,11 @@ def card_ids(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
         cards = index.load_or_build(ws).all_cards()
     except Exception:  # noqa: BLE001 - completion never fails
         return []
-    return sorted((card.id, card.title) for card in cards if card.id.startswith(incomplete))
+    from engram import secrets
+
+    # zsh and fish print each title beside its id, past engram's output layer: redacted here.
+    return sorted((card.id, secrets.redact(card.title)) for card in cards
+                  if card.id.startswith(incomplete))
 
 
 SHELLS = ("bash", "zsh", "fish")

@@ -73,3 +73,18 @@ def test_completion_scripts_print_and_install(shell: str, target: str, isolated_
     assert (isolated_dirs / target).is_file()
     assert run(["--help"]) == 0
     assert "--install-completion" in capsys.readouterr().out
+
+
+def test_a_title_holding_a_secret_is_completed_redacted(workspace: Path) -> None:
+    # zsh and fish show each id's title next to it: the shell prints what completion returns,
+    # past engram's output layer.
+    from secret_corpus import corpus
+
+    token = next(secret for kind, _text, secret in corpus() if kind == "github-classic-pat")
+    write_card(workspace / ".agents" / ".engram", "deploys.md",
+               f"---\ntitle: Deploy with {token}\n---\nTag.\n")
+    for shell in ("zsh", "fish"):
+        out = complete(workspace, {"_ENGRAM_COMPLETE": f"complete_{shell}",
+                                   "_TYPER_COMPLETE_ARGS": "engram show de",
+                                   "_TYPER_COMPLETE_FISH_ACTION": "get-args"})
+        assert "deploys" in out and token not in out and "REDACTED" in out
