@@ -365,7 +365,9 @@ class HookCall:
             document = delivery.peek_document(delivery.cache_path(paths.workspace_key(place)))
             other = document["entries"].get(event.cache_key(place)) or {}
             if int(other.get("reset_at") or 0) >= self.reset_stamp:
-                keys.update(other.get("delivered") or ())
+                # What a resumed history drops may be gone already (a resume reported from
+                # another folder): sent again rather than lost.
+                keys.update(set(other.get("delivered") or ()) - set(other.get("resume_drops") or ()))
         return keys
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:

@@ -173,3 +173,22 @@ def test_an_oversized_or_odd_list_of_workspaces_is_left_alone(ws: Path, tmp_path
     listing.unlink()
     listing.mkdir()
     assert already(prompt("claude", ws, "what is the release checklist?")) == ["release"]
+
+
+def test_what_a_resume_drops_elsewhere_is_not_counted_delivered(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude's legacy PreToolUse trigger sent a global card in the workspace; the session
+    was then resumed from a nested repository. A resumed history drops what PreToolUse added,
+    so the card is sent again there rather than counted as delivered from the first."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    (global_dir / "sql-style.md").write_text(
+        "---\ntitle: SQL style\ntags: [sql]\napplies_to: [\"queries/**\"]\n---\nUpper-case keywords.\n")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    inner = make_workspace(ws / "vendor" / "lib", {})
+    touched = context(call("claude", payload(
+        "claude", "PreToolUse.json", ws, session_id="S", tool_name="Read",
+        tool_input={"file_path": str(ws / "queries" / "report.sql")})))
+    assert sent_ids(touched) == ["sql-style"]
+    start("claude", inner, "resume")
+    assert sent_ids(prompt("claude", inner, "what is our sql style?")) == ["sql-style"]
