@@ -301,3 +301,22 @@ def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(
     assert cards["migrations"].applies_to == ("backend/migrations/**",)
     assert cards["style"].applies_to == ()
     assert all(not card.applies_to for card in cards.values() if card.always)
+
+
+def test_importing_the_pointer_again_imports_nothing(repo: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`import --replace` run twice (or `import` after it) must not split engram's own pointer
+    into a card, nor say it replaced a file it had already replaced."""
+    code, out = engram(capsys, "import", "CLAUDE.md", "--replace", "--cwd", str(repo))
+    assert code == 0 and "REPLACED CLAUDE.md" in out
+    cards = sorted((repo / MEM / "claude").glob("*.md"))
+    pointer = (repo / "CLAUDE.md").read_bytes()
+    for args in (["--replace"], [], ["--dry-run"]):
+        code, again = engram(capsys, "import", "CLAUDE.md", *args, "--cwd", str(repo))
+        assert code == 0, again
+        assert "REPLACED" not in again and "agent-instructions" not in again, again
+        assert "already engram's pointer" in again
+        assert sorted((repo / MEM / "claude").glob("*.md")) == cards
+        assert (repo / "CLAUDE.md").read_bytes() == pointer
+    assert (repo / MEM / "archive" / "CLAUDE.md").read_text(encoding="utf-8") == CLAUDE_MD
+

@@ -66,6 +66,15 @@ def _pointer(relative: str, folder: str) -> str:
             f"`{paths.MEMORY_DIR_NAME}/{ARCHIVE}/`.\n")
 
 
+def _is_pointer(text: str, archive: Path) -> bool:
+    """The pointer an earlier `--replace` left (its original archived): splitting it would make
+    a card of engram's own note, and a second `--replace` would claim to replace it again."""
+    from engram import native_loads
+
+    return archive.is_file() and native_loads.POINTER_MARK in text and \
+        len(text.encode("utf-8")) < native_loads.POINTER_MAX_BYTES
+
+
 def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: Path | None,
         host: str, as_json: bool) -> int:
     if not files:
@@ -98,6 +107,11 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             output.message(f"SKIPPED {relative}: same content as {seen[text]}, imported once")
             continue
         seen[text] = relative
+        archive = memory / ARCHIVE / relative.replace("/", "__")
+        if _is_pointer(text, archive):
+            output.message(f"SKIPPED {relative}: already engram's pointer to the cards; the "
+                           f"original is in {archive.relative_to(root).as_posix()}")
+            continue
         stem = folder_name(relative)
         folder = memory / stem
         cards = importer.plan(text, relative, _path_kind(root))
@@ -118,7 +132,6 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         result = measure(cards, steps, host)
         replaced = None
         if replace and not dry_run:
-            archive = memory / ARCHIVE / relative.replace("/", "__")
             archive.parent.mkdir(parents=True, exist_ok=True)
             if not archive.exists():
                 shutil.copy2(source, archive)
