@@ -27,12 +27,16 @@ class HostFit(Record):
         return f"{self.size:,} of {self.limit:,} {self.unit} ({verdict})"
 
 
-def injecting_hosts() -> list[Any]:
-    """Supported hosts that have a channel to the model (Windsurf has none)."""
+def _registry() -> list[Any]:
     from engram import host_registry
 
+    return list(host_registry.registry())
+
+
+def injecting_hosts() -> list[Any]:
+    """Supported hosts that have a channel to the model (Windsurf has none)."""
     found = []
-    for host in host_registry.registry():
+    for host in _registry():
         events = (host.runtime.get("events") or {}).values()
         if host.supported and not all(e.get("no_model_channel") for e in events if e):
             found.append(host)
@@ -55,20 +59,23 @@ def fits(card: Card, settings: Mapping[str, Any], names: "list[str] | None" = No
     return result
 
 
-def linked_hosts(project_root: Path, inspected: Iterable[Any] | None = None) -> list[str]:
+def linked_hosts(project_root: Path, inspected: Iterable[Any] | None = None, *,
+                 injecting_only: bool = True) -> list[str]:
     """Hosts with engram's entries in the project's or the user's config (any state but
-    `not linked`), for checks that only matter where memory is delivered. `inspected`: the
-    health.inspect rows of this project a caller already has (doctor), read instead of the
-    config files."""
+    `not linked`), by default only those memory reaches, for checks that only matter where
+    memory is delivered (`injecting_only=False`: Windsurf too). `inspected`: the health.inspect
+    rows of this project a caller already has (doctor), read instead of the config files."""
+    hosts = injecting_hosts() if injecting_only else \
+        [host for host in _registry() if host.supported]
     if inspected is not None:
         linked = {row.host for row in inspected
                   if row.scope in ("project", "global") and _is_linked(row)}
-        return [host.name for host in injecting_hosts() if host.install and host.name in linked]
+        return [host.name for host in hosts if host.install and host.name in linked]
     from engram.installer import health, ops
 
     names = []
     rules = ops.path_rules(project_root)
-    for host in injecting_hosts():
+    for host in hosts:
         if not host.install:
             continue
         for global_scope in (False, True):

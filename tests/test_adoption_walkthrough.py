@@ -320,3 +320,12 @@ def test_importing_the_pointer_again_imports_nothing(repo: Path,
         assert (repo / "CLAUDE.md").read_bytes() == pointer
     assert (repo / MEM / "archive" / "CLAUDE.md").read_text(encoding="utf-8") == CLAUDE_MD
 
+
+
+def test_init_counts_a_linked_windsurf_as_linked(repo: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = engram(capsys, "link", "windsurf", "--cwd", str(repo))
+    assert code == 0 and (repo / ".windsurf" / "hooks.json").is_file(), out
+    code, out = engram(capsys, "init", "--no-input", "--cwd", str(repo))
+    assert code == 0 and "windsurf is linked" in out, out
+    assert "engram link windsurf" not in out.split("next:")[1]

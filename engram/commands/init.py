@@ -212,7 +212,7 @@ def _linked(root: Path) -> list[str]:
     from engram import card_size
 
     try:
-        return card_size.linked_hosts(root)
+        return card_size.linked_hosts(root, injecting_only=False)
     except Exception:  # noqa: BLE001 - reporting only
         return []
 
