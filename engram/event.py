@@ -119,6 +119,12 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
         return None
     session = dig(payload, fields.get("session", "session_id"))
     cwd = dig(payload, fields.get("cwd", "cwd"))
+    if cwd is None and runtime.get("cwd_from_process"):
+        # A host whose payload names no folder but runs the hook in the workspace (Windsurf:
+        # the hook's working_directory, the workspace root unless configured otherwise).
+        import os
+
+        cwd = os.getcwd()
     if not isinstance(session, (str, int)) or str(session) == "" or not isinstance(cwd, str) \
             or not _is_absolute(cwd) or len(cwd) > MAX_CWD_CHARS or "\x00" in cwd:
         # Hosts send an absolute cwd; a relative one would resolve against wherever the hook

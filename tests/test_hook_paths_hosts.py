@@ -281,6 +281,24 @@ def test_windsurf_never_pretends_delivery(tmp_path: Path) -> None:
     assert call("windsurf", document) == ""
 
 
+
+def test_windsurf_documented_prompt_payload_is_seen_from_the_hooks_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windsurf's pre_user_prompt carries no cwd (only tool_info.user_prompt); it runs the
+    command in its working_directory, the workspace root by default. Without that folder the
+    hook did nothing at all: no proof, and doctor said "never observed" after every prompt."""
+    from engram import firing_log
+
+    ws = make_workspace(tmp_path / "proj", config={"proof": "compact"})
+    document = {"agent_action_name": "pre_user_prompt", "trajectory_id": "t-2",
+                "execution_id": "e-1", "timestamp": "2026-11-30T10:00:00Z",
+                "tool_info": {"user_prompt": "release checklist"}}
+    monkeypatch.chdir(ws)
+    assert call("windsurf", document).startswith("Engram proof: routed 2, loaded 0")
+    assert firing_log.read().get("windsurf", {}).get("pre_user_prompt", {}).get("count") == 1
+    monkeypatch.chdir(tmp_path)  # not a workspace: nothing to say
+    assert call("windsurf", document) == ""
+
 def opencode(ws: Path, event: str, prompt: str = "", session: str = "oc-1") -> dict:
     return json.loads(call("opencode", {"event": event, "sessionID": session, "cwd": str(ws),
                                         "prompt": prompt}))
