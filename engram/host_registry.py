@@ -245,6 +245,17 @@ def get(name: str) -> "Host":
     return Host.from_definition(load_host(name))
 
 
+def instruction_files(hosts: list[dict[str, Any]]) -> list[str]:
+    """Files a host loads whole at every session start (`instruction_files`): candidates for
+    `engram import`."""
+    found: list[str] = []
+    for definition in hosts:
+        for name in definition.get("instruction_files") or ():
+            if str(name) not in found:
+                found.append(str(name))
+    return found
+
+
 def ordered_definitions() -> list[dict[str, Any]]:
     """Every host definition, supported ones first, then by name: the order `engram link`
     lists hosts in."""

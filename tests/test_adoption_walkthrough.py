@@ -329,3 +329,25 @@ def test_init_counts_a_linked_windsurf_as_linked(repo: Path,
     code, out = engram(capsys, "init", "--no-input", "--cwd", str(repo))
     assert code == 0 and "windsurf is linked" in out, out
     assert "engram link windsurf" not in out.split("next:")[1]
+
+
+@pytest.mark.parametrize("link", [True, False], ids=["symlink", "copy"])
+def test_a_second_run_never_imports_a_twin_of_an_imported_file(
+        repo: Path, capsys: pytest.CaptureFixture[str], link: bool) -> None:
+    """AGENTS.md as a symlink or copy of CLAUDE.md is imported once, under CLAUDE.md, in one
+    run; a later `init --yes` or `import AGENTS.md` must not import it again under other ids
+    (every card would be routed twice)."""
+    agents = repo / "AGENTS.md"
+    if link:
+        agents.symlink_to("CLAUDE.md")
+    else:
+        agents.write_text(CLAUDE_MD, encoding="utf-8")
+    code, out = engram(capsys, "init", "--yes", "--cwd", str(repo))
+    assert code == 0, out
+    folders = sorted(p.name for p in (repo / MEM).iterdir() if p.is_dir())
+    assert folders == ["claude"]
+    for args in (["init", "--yes"], ["import", "AGENTS.md"], ["init", "--no-input"]):
+        code, out = engram(capsys, *args, "--cwd", str(repo))
+        assert code == 0, out
+        assert sorted(p.name for p in (repo / MEM).iterdir() if p.is_dir()) == folders, args
+        assert "FOUND    AGENTS.md" not in out, out

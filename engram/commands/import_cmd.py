@@ -75,6 +75,26 @@ def _is_pointer(text: str, archive: Path) -> bool:
         len(text.encode("utf-8")) < native_loads.POINTER_MAX_BYTES
 
 
+def imported_twin(root: Path, relative: str, text: str) -> str | None:
+    """Another instruction file with the same content whose cards are already imported
+    (AGENTS.md as a symlink or copy of CLAUDE.md), or None. Importing this one as well would
+    route every card twice under two ids."""
+    from engram import host_registry, store
+
+    for other in host_registry.instruction_files(host_registry.ordered_definitions()):
+        folder = root / paths.MEMORY_DIR_NAME / folder_name(other)
+        if other == relative or folder_name(other) == folder_name(relative) or \
+                not folder.is_dir() or not store.scan([(str(folder), "workspace")])[0]:
+            continue
+        try:
+            same = fileio.read_bounded(root / other, MAX_SOURCE_BYTES).decode("utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            continue
+        if same:
+            return other
+    return None
+
+
 def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: Path | None,
         host: str, as_json: bool) -> int:
     if not files:
@@ -105,6 +125,11 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             # CLAUDE.md and AGENTS.md are often one file (a copy or a symlink): one set of
             # cards, or every card would be routed twice under two ids.
             output.message(f"SKIPPED {relative}: same content as {seen[text]}, imported once")
+            continue
+        twin = imported_twin(root, relative, text)
+        if twin is not None:
+            output.message(f"SKIPPED {relative}: same content as {twin}, already imported into "
+                           f"{paths.MEMORY_DIR_NAME}/{folder_name(twin)}/")
             continue
         seen[text] = relative
         archive = memory / ARCHIVE / relative.replace("/", "__")

@@ -29,17 +29,6 @@ def rule_folders(hosts: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return rows
 
 
-def instruction_files(hosts: list[dict[str, Any]]) -> list[str]:
-    """Files a host loads whole at every session start (`instruction_files`): candidates for
-    `engram import`."""
-    found: list[str] = []
-    for definition in hosts:
-        for name in definition.get("instruction_files") or ():
-            if str(name) not in found:
-                found.append(str(name))
-    return found
-
-
 def host_signs(hosts: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
     """(host, paths) for each host engram can link: any of the paths (`markers` and
     `instruction_files`) in a repository tells us it is set up for that host."""
@@ -147,7 +136,7 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
 
     interactive = not yes and not no_input and sys.stdin.isatty()
     to_import = []
-    for relative in instruction_files(definitions):
+    for relative in host_registry.instruction_files(definitions):
         path = root / relative
         if not path.is_file():
             continue
@@ -155,7 +144,17 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             out(f"  ok       {relative} already points to the cards\n")
             continue
         size = path.stat().st_size
-        from engram.commands.import_cmd import folder_name
+        from engram.commands.import_cmd import MAX_SOURCE_BYTES, folder_name, imported_twin
+
+        try:  # bounded and regular only, as for the pointer
+            text = fileio.read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8")
+            twin = imported_twin(root, relative, text)
+        except (OSError, UnicodeDecodeError):
+            twin = None
+        if twin is not None:
+            out(f"  ok       {relative} has the same content as {twin}, imported into "
+                f"{paths.MEMORY_DIR_NAME}/{folder_name(twin)}/\n")
+            continue
 
         cards_folder = f"{paths.MEMORY_DIR_NAME}/{folder_name(relative)}"
         if _has_cards(root / cards_folder):
