@@ -458,9 +458,11 @@ class HookCall:
                                     follow=self.settings.get("install.follow_symlinks") is True,
                                     loads_natively=self.native[0], secret_verdicts=verdicts)
         except Exception as exc:  # noqa: BLE001 - a failed sync must not cost the memory
-            from engram import log
+            from engram import log, secrets
 
-            log.note(f"native rule sync failed: {type(exc).__name__}: {exc}", name="hook.log")
+            # The sync works on card text, and an exception's message may quote it.
+            log.note(f"native rule sync failed: {type(exc).__name__}: {secrets.redact(str(exc))}",
+                     name="hook.log")
 
     def _enqueue_session_end(self) -> None:
         event = self.event

@@ -297,3 +297,24 @@ def test_a_token_cut_over_two_lines_or_two_fields_is_not_sent(where: str, tmp_pa
     assert head not in answer and tail not in answer
     redacted = secrets.redact(body if where != "title-and-card" else f"{title}\n{card}")
     assert head not in redacted and tail not in redacted
+
+
+def test_an_exception_quoting_a_card_never_reaches_the_hook_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The native rule sync runs on card text; whatever it raises is logged, and an
+    # exception's message may quote what it was given.
+    from engram import native_rules
+
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+
+    def fails(*_args: object, **_kwargs: object) -> None:
+        raise ValueError(f"cannot write a rule for 'Deploy with {token}'")
+
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        "---\nid: deploy\ntitle: Deploy\napplies_to: [\"deploy/**\"]\n---\nDeploy.\n")},
+        config={"hooks": {"path_rules": "native"}})
+    assert engram("link", "claude", cwd=ws) == 0
+    monkeypatch.setattr(native_rules, "sync_rules", fails)
+    call("claude", payload("claude", "SessionStart.json", ws))
+    log = (tmp_path / "state" / "logs" / "hook.log").read_text()
+    assert "native rule sync failed: ValueError" in log and token not in log
