@@ -152,6 +152,31 @@ def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace
     assert path.read_bytes() == start.encode()
 
 
+@pytest.mark.parametrize("host", sorted(JSON_HOSTS))
+@pytest.mark.parametrize("start", [
+    '{"hooks": {"%s": []}}\n',
+    '{\n  "hooks": {\n    "%s": [],\n    "Stop": [{"hooks": []}]\n  }\n}\n',
+    '{\n  // the events I will fill one day\n  "hooks": {"%s": [],}\n}\n',
+], ids=["only", "beside-another", "jsonc"])
+def test_an_empty_event_list_of_the_users_is_given_back(host: str, start: str,
+                                                        workspace: Path) -> None:
+    """Found (generated user files): link filled the user's empty list of one of engram's
+    events; unlink then emptied it, dropped the key, and, with nothing else in the file,
+    deleted the user's file (with its comment)."""
+    from engram import host_registry
+
+    if "//" in start and host_registry.get(host).install.get("syntax") != "jsonc":
+        pytest.skip("comments only where the host reads them")
+    event = host_registry.get(host).install["events"][0]["event"]
+    text = start % event
+    path = workspace / JSON_HOSTS[host]
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert engram("link", host, cwd=workspace) == 0
+    assert engram("unlink", host, cwd=workspace) == 0
+    assert path.exists() and path.read_text() == text
+
+
 def test_absent_stays_absent_with_no_folder_left(workspace: Path) -> None:
     scoped_card(workspace)
     assert engram("link", "all", cwd=workspace) == 0

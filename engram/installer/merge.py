@@ -161,10 +161,19 @@ class _JsonFormat:
             and jsonc.comments(text or "") == jsonc.comments(original or "")
 
     def _canonical(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
+        """The settings that matter: an empty event list is no hook at all (a link fills the
+        user's `"SessionStart": []` and the strip cannot tell it was there), and an empty or
+        null container and a bare wrapper are no settings."""
         wrapper = dict(ours.wrapper)
-        return {k: v for k, v in document.items()
-                if not (k == ours.container and v in (None, {}))
-                and not (k in wrapper and v == wrapper[k])}
+        out = {}
+        for key, value in document.items():
+            if key == ours.container and isinstance(value, dict):
+                value = {event: items for event, items in value.items() if items != []}
+            if (key == ours.container and value in (None, {})) or \
+                    (key in wrapper and value == wrapper[key]):
+                continue
+            out[key] = value
+        return out
 
     def is_pristine(self, text: str | None, ours: Ours) -> bool:
         """Does the file hold none of our entries (so it is the user's pre-engram state)?"""
