@@ -164,11 +164,13 @@ def _temp_name(target: str) -> str:
 
 
 def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | None = None,
-                       durable: bool = True) -> None:
+                       durable: bool = True, owner: tuple[int, int] | None = None) -> None:
     """Write `data` to a unique temp file beside `path`, then os.replace it over `path`:
     readers see the old file or the new one, never a torn one. Keeps `path`'s mode when it
-    exists (or uses `mode`). `durable=False` skips the fsync for files engram can rebuild
-    (caches) on the hook's hot path."""
+    exists (or uses `mode`). `owner` (uid, gid): give the new file that owner before it
+    replaces `path`; when that is not permitted, PermissionError and `path` is untouched.
+    `durable=False` skips the fsync for files engram can rebuild (caches) on the hook's hot
+    path."""
     target = os.fspath(path)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     if mode is None:
@@ -182,6 +184,10 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(data)
             tmp.flush()
+            if owner is not None:
+                info = os.fstat(tmp.fileno())
+                if (info.st_uid, info.st_gid) != owner:
+                    os.fchown(tmp.fileno(), *owner)
             if durable:
                 os.fsync(tmp.fileno())
         os.chmod(tmp_name, 0o644 if mode is None else mode)

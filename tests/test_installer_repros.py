@@ -5,6 +5,7 @@ given back byte for byte, nothing written outside the workspace, backups that ca
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -177,6 +178,79 @@ def test_an_empty_event_list_of_the_users_is_given_back(host: str, start: str,
     assert path.exists() and path.read_text() == text
 
 
+@pytest.mark.parametrize("start, comment", [
+    ('{\n  "general": {"vimMode": true},\n  // engram and friends\n  "hooks": {}\n}\n',
+     "// engram and friends"),
+    ('{\n  "general": {"vimMode": true},\n  "hooks": {\n    // mine\n    "SessionStart": []\n'
+     '  }\n}\n', "// mine"),
+    ('{\r\n  "general": {"vimMode": true},\r\n  // engram\r\n  "hooks": {}\r\n}\r\n', "// engram"),
+], ids=["above-hooks", "above-an-event", "crlf"])
+def test_unlink_keeps_a_comment_above_what_it_removes_last(start: str, comment: str,
+                                                          workspace: Path) -> None:
+    """Found (generated user files): a comment between the user's last setting and a member
+    unlink removes at the end of its object (a `hooks` left empty, an event list it emptied)
+    made every later unlink refuse ("a comment ... this change would delete"), once the file
+    was no longer the pre-engram original (Gemini changed a setting, the user edited it)."""
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(start.encode())
+    assert engram("link", "gemini", cwd=workspace) == 0
+    path.write_bytes(path.read_bytes().replace(b'"vimMode": true', b'"vimMode": false'))
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    after = path.read_bytes().decode()
+    assert comment in after and "engram hook" not in after
+    assert jsonc.parse(after)["general"] == {"vimMode": False}
+    assert ("\r\n" in start) == ("\r\n" in after) and "\r\r" not in after
+
+
+def test_unlink_keeps_a_file_engram_made_once_the_user_commented_in_it(workspace: Path) -> None:
+    """Found: a settings file engram created, in which the user then wrote a comment, was
+    deleted by unlink, the comment with it (nothing but engram's entries was left)."""
+    path = workspace / ".gemini" / "settings.json"
+    assert engram("link", "gemini", cwd=workspace) == 0
+    path.write_text(path.read_text().replace("{", "{\n  // keep hooks off on the CI box", 1))
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    assert path.read_text() == "{\n  // keep hooks off on the CI box\n}\n"
+
+
+def test_a_group_that_goes_never_takes_the_place_of_the_users_group(workspace: Path) -> None:
+    """Found (generated user files): an older engram's entry under a matcher engram no longer
+    uses goes with its group; the array edit paired that group with the next one by position
+    and rewrote it in place, so the user's handler in the next group was re-serialised (its
+    spacing lost; a comment in it would have made link refuse)."""
+    mine = '{"type": "command",   "command": "./audit.sh",   "timeout": 5}'
+    text = ('{"hooks": {"SessionStart": [\n'
+            '  {"matcher": "Bash", "hooks": [{"type": "command", "command": "engram hook claude"}]},\n'
+            '  {"hooks": [{"type": "command", "command": "engram hook claude"}, ' + mine + ']}\n'
+            ']}}\n')
+    path = claude_settings(workspace, text)
+    assert engram("link", "claude", cwd=workspace) == 0
+    linked = path.read_text()
+    assert mine in linked
+    groups = json.loads(linked)["hooks"]["SessionStart"]
+    assert [g.get("matcher") for g in groups] == [None]
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert mine in path.read_text()
+
+
+def test_the_users_group_pairs_with_what_is_left_of_it_not_with_engrams_new_one(
+        workspace: Path) -> None:
+    """Found (generated user files): an older engram's entry shared a group with the user's
+    handler under a matcher engram no longer uses; the group, stripped of it, and engram's
+    new group were paired by text likeness, which engram's own commands won, so the user's
+    group was written anew (its handler re-serialised)."""
+    mine = '{"type":"command",   "command": ".\\/audit.sh"}'
+    text = ('{"hooks": {"PostToolUse": [{"matcher": "", "hooks": [\n'
+            '  {"type": "command", "command": "engram hook claude"},\n'
+            '  {"type": "command", "command": "engram hook claude", "statusMessage": null},\n'
+            '  ' + mine + ']}]}}\n')
+    path = claude_settings(workspace, text)
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert mine in path.read_text()
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert mine in path.read_text()
+
+
 def test_absent_stays_absent_with_no_folder_left(workspace: Path) -> None:
     scoped_card(workspace)
     assert engram("link", "all", cwd=workspace) == 0
@@ -240,6 +314,55 @@ def test_read_only_file_is_refused(workspace: Path, capsys: pytest.CaptureFixtur
     check_golden(refusal(workspace, capsys, "link", "claude"), "refused-read-only.txt")
     assert path.read_text() == '{"model": "opus"}\n'
     assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_a_hard_linked_file_is_refused_not_split(workspace: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """Found: a settings file hard-linked from a dotfiles folder was replaced by a new file
+    (os.replace): the workspace got engram's entries, the dotfiles copy silently kept the old
+    text, and the two were no longer one file."""
+    text = '{"model": "opus"}\n'
+    path = claude_settings(workspace, text)
+    dotfiles = workspace / "dotfiles-settings.json"
+    os.link(path, dotfiles)
+    capsys.readouterr()
+    assert engram("link", "claude", cwd=workspace) == 1
+    assert "hard link" in capsys.readouterr().err
+    assert path.read_text() == text and os.stat(path).st_ino == os.stat(dotfiles).st_ino
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_root_keeps_the_owner_of_the_file_it_edits(workspace: Path) -> None:
+    """Found: `sudo engram link` (or any run as root) replaced a user's 0600 settings file
+    with one owned by root, which the user's own host could then no longer read."""
+    path = claude_settings(workspace, '{"model": "opus"}\n')
+    os.chown(path, 4321, 4322)
+    path.chmod(0o600)
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert "engram hook" in path.read_text()
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4321, 4322, 0o600)
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid) == (4321, 4322)
+
+
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_a_deeply_nested_file_is_refused_with_a_reason(depth: int, workspace: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    """Found: a settings file nesting 400 levels deep (valid JSON to every host) crashed
+    link with a RecursionError (exit 3 and a crash log) instead of a refusal."""
+    text = '{"x": ' + '{"a": ' * depth + "1" + "}" * depth + ', "y": ' + "[" * depth + \
+        "]" * depth + "}\n"
+    path = claude_settings(workspace, text)
+    for args in (["link", "claude"], ["link", "claude", "--dry-run"], ["unlink", "claude"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert "nests deeper than 200 levels" in err, err
+    assert engram("upgrade", cwd=workspace) == 0
+    assert engram("doctor", cwd=workspace) in (0, 1)
+    assert path.read_text() == text
 
 
 @pytest.mark.parametrize("hooks", ["[]", '"x"', "1", "true"])

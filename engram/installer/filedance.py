@@ -122,13 +122,27 @@ def check_place(path: Path, place: Place) -> None:
 
 def _check_writable(target: Path) -> None:
     try:
-        mode = target.stat().st_mode
+        info = target.stat()
     except FileNotFoundError:
         return
+    mode = info.st_mode
     if not mode & stat.S_IWUSR:
         raise ShapeError("(file)", f"is read-only (mode {stat.S_IMODE(mode):04o}); engram does "
                          "not override that", f"make it writable (chmod u+w {target}) if "
                          "engram may change it, then run the command again")
+    if info.st_nlink > 1:  # os.replace would give this name a new file, the others the old one
+        raise ShapeError("(file)", f"has {info.st_nlink} hard links; engram replaces a file "
+                         "whole, which would leave the other names with the old text",
+                         "make the other names symlinks to it (engram edits a symlink's "
+                         "target), or make it a plain file, then run the command again")
+
+
+def _owner(target: Path) -> tuple[int, int] | None:
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_uid, info.st_gid
 
 
 def _key(path: Path) -> str:
@@ -285,7 +299,9 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
             prune(kept.created_dirs())
     else:
         mode = None if data is not None else _new_file_mode()
-        atomic_write_bytes(target, after, mode=mode)
+        # The file keeps its owner: run as root (sudo), a new file owned by root would be
+        # one the user's host can no longer write, or, mode 0600, read.
+        atomic_write_bytes(target, after, mode=mode, owner=_owner(target))
     return saved
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.host_adapter import Host
-from engram.installer import command
+from engram.installer import command, jsonc
 from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_bytes, target_of
 from engram.installer.merge import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import (
@@ -104,7 +104,8 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
             fmt.validate(document, bare)
         found = fmt.found(document, bare)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
-        return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",
+        what = "engram cannot read it" if isinstance(exc, jsonc.TooDeep) else "does not parse"
+        return make(exists=True, state="unreadable", problem=f"{what}: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
     if not found:
         return make(exists=True, state="not linked")

@@ -129,10 +129,39 @@ def _duplicate_line(text: str, key: str) -> int:
     return _line(text, position) if position is not None else 1
 
 
+# How deep a config may nest for engram to edit it: the edit walks the document recursively
+# (parse, copy, diff, compare), and past a few hundred levels Python's own recursion limit
+# would end the command with a crash. No host's settings come near this.
+MAX_DEPTH = 200
+
+
+class TooDeep(JsoncError):
+    """Objects and arrays nest deeper than MAX_DEPTH."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"nests deeper than {MAX_DEPTH} levels", line)
+
+
+def _check_depth(text: str, toks: list[Token]) -> None:
+    depth = 0
+    for t in toks:
+        if t.kind != "punct":
+            continue
+        ch = text[t.start]
+        if ch in "{[":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TooDeep(_line(text, t.start))
+        elif ch in "}]":
+            depth -= 1
+
+
 def parse(text: str) -> Any:
     """The JSON value of `text`, allowing // and /* */ comments and trailing commas. An object
-    that names a key twice raises DuplicateKey (JSON parsers silently keep one copy)."""
+    that names a key twice raises DuplicateKey (JSON parsers silently keep one copy); one that
+    nests deeper than MAX_DEPTH raises TooDeep."""
     toks = tokens(text)
+    _check_depth(text, toks)
     blank = {id(t) for t in toks if t.kind == "comment"} | {id(t) for t in _trailing_commas(text, toks)}
     chars = list(text)
     for t in toks:
@@ -306,27 +335,20 @@ class _Patcher:
         self._splice(node, removed, added, starts=node.key_starts)
 
     def _diff_array(self, node: Node, before: list[Any], after: list[Any]) -> None:
-        import difflib
-
-        canon = [json.dumps(v, sort_keys=True) for v in before]
-        wanted = [json.dumps(v, sort_keys=True) for v in after]
         removed: list[int] = []
         added: list[tuple[str | None, Any]] = []
-        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, canon, wanted, autojunk=False).get_opcodes():
-            if op == "replace":  # edit the pairs in place, then remove or add the rest
-                paired = min(i2 - i1, j2 - j1)
-                for i, j in zip(range(i1, i1 + paired), range(j1, j1 + paired), strict=True):
-                    self.diff(node.items[i], before[i], after[j])
-                i1, j1 = i1 + paired, j1 + paired
-                if i1 == i2 and j1 == j2:
-                    continue
-            if op in ("replace", "delete"):
-                removed.extend(range(i1, i2))
-            if op in ("replace", "insert") and j1 < j2:
-                if i2 < len(before):  # an element that stays follows: insert before it
-                    self._insert_before(node, i2, after[j1:j2])
-                else:
-                    added.extend((None, v) for v in after[j1:j2])
+        pending: list[Any] = []  # new elements waiting for the next element that stays
+        for i, j in _align(before, after):
+            if i is None:
+                pending.extend(after[k] for k in (j,) if k is not None)
+            elif j is None:
+                removed.append(i)
+            else:
+                if pending:
+                    self._insert_before(node, i, pending)
+                    pending = []
+                self.diff(node.items[i], before[i], after[j])
+        added.extend((None, v) for v in pending)
         self._splice(node, removed, added, starts=[n.start for n in node.items])
 
     def _insert_before(self, node: Node, index: int, values: list[Any]) -> None:
@@ -370,9 +392,9 @@ class _Patcher:
                 separator_end = self._separator_end(node, run_end - 1)
                 if any(separator_end <= c.start < cut_end for c in self.comments):
                     cut_end = separator_end  # a comment above the next item belongs to it
-                self.edit(_own_line_start(self.text, starts[run_start]), cut_end, "")
-            else:  # the run ends the container: cut from the kept item before it
-                self.edit(node.items[run_start - 1].end, node.items[count - 1].end, "")
+                self.cut(_own_line_start(self.text, starts[run_start]), cut_end)
+            else:
+                self._cut_tail(node, run_start, starts)
         if not added:
             return
         last = node.items[kept[-1]]
@@ -385,13 +407,50 @@ class _Patcher:
         # follows our last item, so the file keeps its style.
         self.edit(last.end, last.end, "".join("," + lead + p for p in parts))
 
+    def _cut_tail(self, node: Node, first: int, starts: list[int]) -> None:
+        """Remove the items from `first` to the end of the container (an item stays before
+        them): from the kept item's end; or, when comments on lines of their own lie in that
+        stretch, the kept item's comma and then the removed items' lines, so the comments keep
+        theirs. (A comment after code there is refused, as every edit over one is.)"""
+        kept_end, last = node.items[first - 1].end, len(node.items) - 1
+        stretch = [c for c in self.comments if kept_end <= c.start < node.items[last].end]
+        if not stretch or not all(self._own_line(c) for c in stretch):
+            self.edit(kept_end, node.items[last].end, "")
+            return
+        comma = next(t for t in self.code if t.start >= kept_end)
+        self.edit(comma.start, comma.end, "")
+        end = _past_line_break(self.text, self._separator_end(node, last))
+        self.cut(_own_line_start(self.text, starts[first]), min(end, node.end - 1))
+
+    def _own_line(self, comment: Token) -> bool:
+        line = self.text.rfind("\n", 0, comment.start) + 1
+        return not self.text[line:comment.start].strip(" \t")
+
+    def cut(self, start: int, end: int) -> None:
+        """Remove the text from `start` to `end` but the comments on lines of their own in it:
+        each keeps its line (comments are blanks to JSON, so the value is what the whole cut
+        gives). A comment after code on its line goes with that code: CommentLoss."""
+        pos = start
+        for comment in self.comments:
+            if not start <= comment.start < end:
+                continue
+            if not self._own_line(comment):
+                raise CommentLoss(_line(self.text, comment.start))
+            line = self.text.rfind("\n", 0, comment.start) + 1
+            if line > pos:
+                self.edit(pos, line, "")
+            pos = max(pos, min(_past_line_break(self.text, comment.end), max(end, comment.end)))
+        if end > pos:
+            self.edit(pos, end, "")
+
     def _replace_all(self, node: Node, starts: list[int],
                      added: list[tuple[str | None, Any]]) -> None:
         inner_start, inner_end = node.start + 1, node.end - 1
         has_comment = any(inner_start <= c.start < inner_end for c in self.comments)
         if has_comment and node.items:  # keep the comments: cut only the items and separators
-            self.edit(_own_line_start(self.text, starts[0]),
-                      self._separator_end(node, len(node.items) - 1), "")
+            end = self._separator_end(node, len(node.items) - 1)
+            self.cut(_own_line_start(self.text, starts[0]),
+                     end if added else min(_past_line_break(self.text, end), inner_end))
         if not added:
             if node.items and not has_comment:
                 self.edit(inner_start, inner_end, "")
@@ -404,6 +463,95 @@ class _Patcher:
         # With comments kept the new items go after them; otherwise they replace the inside.
         self.edit(inner_end if has_comment else inner_start, inner_end,
                   self.newline + inner + body + self.newline + base)
+
+
+def _past_line_break(text: str, pos: int) -> int:
+    """Just past the line break that ends the line of `pos`, when only blanks lie between;
+    else `pos`."""
+    rest = pos
+    while rest < len(text) and text[rest] in " \t":
+        rest += 1
+    for brk in ("\r\n", "\n"):
+        if text.startswith(brk, rest):
+            return rest + len(brk)
+    return pos
+
+
+# Beyond this many pairs in one changed stretch of an array, its elements pair by position.
+_ALIGN_MAX_PAIRS = 2500
+
+
+def _align(before: list[Any], after: list[Any]) -> list[tuple[int | None, int | None]]:
+    """Which element of `before` becomes which of `after`, in order: (i, j) edits element i
+    into element j, (i, None) removes it, (None, j) inserts a new one. Equal elements pair
+    first; in a stretch that changed, as many elements pair as can, each with the most alike
+    (never merely the one at the same position: a group that goes must not be rewritten into
+    the user's next one)."""
+    import difflib
+
+    canon = [json.dumps(v, sort_keys=True) for v in before]
+    wanted = [json.dumps(v, sort_keys=True) for v in after]
+    out: list[tuple[int | None, int | None]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, canon, wanted, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.extend(zip(range(i1, i2), range(j1, j2), strict=True))
+        elif op == "replace" and (i2 - i1) * (j2 - j1) <= _ALIGN_MAX_PAIRS:
+            out.extend(_best_pairs(before[i1:i2], after[j1:j2], i1, j1))
+        else:
+            paired = min(i2 - i1, j2 - j1)
+            out.extend(zip(range(i1, i1 + paired), range(j1, j1 + paired), strict=True))
+            out.extend((i, None) for i in range(i1 + paired, i2))
+            out.extend((None, j) for j in range(j1 + paired, j2))
+    return out
+
+
+def _best_pairs(before: list[Any], after: list[Any], i1: int,
+                j1: int) -> list[tuple[int | None, int | None]]:
+    """The order-keeping pairing of `before` (from index i1) with `after` (from j1) with the
+    most pairs and, among those, the most total likeness (a sequence alignment)."""
+    n, m = len(before), len(after)
+    score = [[n + 1 + _likeness(before[a], after[b]) for b in range(m)]
+             for a in range(n)]  # one more pair always beats any likeness
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for a in range(1, n + 1):
+        for b in range(1, m + 1):
+            best[a][b] = max(best[a - 1][b], best[a][b - 1], best[a - 1][b - 1] + score[a - 1][b - 1])
+    out: list[tuple[int | None, int | None]] = []
+    a, b = n, m
+    while a or b:  # back from the end; on a tie a later element goes, an earlier one pairs
+        if a and (not b or best[a][b] == best[a - 1][b]):
+            out.append((i1 + a - 1, None))
+            a -= 1
+        elif a and b and best[a][b] == best[a - 1][b - 1] + score[a - 1][b - 1]:
+            out.append((i1 + a - 1, j1 + b - 1))
+            a, b = a - 1, b - 1
+        else:
+            out.append((None, j1 + b - 1))
+            b -= 1
+    return out[::-1]
+
+
+def _likeness(a: Any, b: Any) -> float:
+    """How much of two JSON values is the same, from 0 to 1: the share of an object's keys
+    whose values are alike, of an array's elements that are equal and in order, a scalar
+    equal or not. (A group keeping the user's matcher and handlers is more alike the user's
+    group than engram's new one, however much text engram's handlers share with it.)"""
+    import difflib
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = a.keys() | b.keys()
+        if not keys:
+            return 1.0
+        return sum(_likeness(a[k], b[k]) for k in keys if k in a and k in b) / len(keys)
+    if isinstance(a, list) and isinstance(b, list):
+        if not a and not b:
+            return 1.0
+        matcher = difflib.SequenceMatcher(None, [json.dumps(v, sort_keys=True) for v in a],
+                                          [json.dumps(v, sort_keys=True) for v in b],
+                                          autojunk=False)
+        same = sum(block.size for block in matcher.get_matching_blocks())
+        return 2 * same / (len(a) + len(b))
+    return 1.0 if type(a) is type(b) and a == b else 0.0
 
 
 def _runs(indices: list[int]) -> list[tuple[int, int]]:

@@ -184,7 +184,7 @@ class _JsonFormat:
                    for k in document)
 
     def render(self, text: str | None, document: dict[str, Any], ours: Ours) -> str | None:
-        if self._is_empty(document, ours):
+        if self._is_empty(document, ours) and not jsonc.comments(text or ""):
             return None  # nothing of ours or theirs is left: remove the file engram made
         if text is None or not text.strip("\ufeff \t\r\n"):
             rendered = jsonc.render_fresh(document)

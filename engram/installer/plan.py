@@ -13,7 +13,7 @@ from typing import Any, Final
 from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
-from engram.installer.jsonc import DuplicateKey, JsoncError
+from engram.installer.jsonc import DuplicateKey, JsoncError, TooDeep
 from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError
 from engram.resources import data_dir
 
@@ -194,6 +194,9 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         elif isinstance(exc, OSError):
             message = f"cannot be written ({exc.strerror or exc})"
             fix = "check the permissions of the file and its folder, then run the command again"
+        elif isinstance(exc, TooDeep):
+            message = f"{exc}: engram does not edit a file nested that deep"
+            fix = "add engram's entries by hand (see `engram link --dry-run --json`)"
         elif isinstance(exc, DuplicateKey):
             message = f"is ambiguous: {exc}"
             fix = ("keep one copy of that key (hosts read only one of them), then run the "

@@ -1,0 +1,343 @@
+"""Property: engram's edit of a config file touches nothing of the user's, byte for byte.
+
+Hypothesis writes the user's file the way people do: any indentation (or none), tabs, CRLF, a
+BOM, no final newline, `\\u00e9` or `é`, `1.0`, `1E0`, `-0.0`, huge integers, `\\/`, comments
+and trailing commas where the host reads JSONC, empty event lists and groups, hooks of other
+tools that mention engram, and entries of an older engram. The oracle parses both texts into
+"units" (each top-level setting of the user's, each handler of the user's, each key of a group
+holding one, each group holding no handler) and compares their
+raw text, so a value that is re-serialised (even to an equal value) fails. Then:
+
+- link writes a file the host parses, with the user's units byte-identical and in order;
+- link twice is link once (the second writes nothing);
+- unlink after link gives back the original bytes (a file without engram's entries), or the
+  user's units exactly (a file that held an older engram's);
+- a user edit between link and unlink (a setting added, as a host does when it saves) is kept
+  and nothing else of the user's changes.
+
+Budget: EXAMPLES files per host, derandomized (`ENGRAM_USERFILE_EXAMPLES=2000` explores
+further, randomized).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from installer_helpers import PINNED
+
+from engram import host_registry
+from engram.installer import jsonc
+from engram.installer.command import is_ours
+from engram.installer.filedance import Place
+from engram.installer.plan import Options, apply, ours_for
+
+EXAMPLES = int(os.environ.get("ENGRAM_USERFILE_EXAMPLES") or 40)
+FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+         "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
+         "windsurf": ".windsurf/hooks.json"}
+OLD_FORMS = ("engram hook {host}", "/old/venv/bin/engram hook {host}",
+             "/usr/bin/python3 -m engram hook {host}", "engram agent-hook --host {host}",
+             "command -v engram >/dev/null 2>&1 && exec engram hook {host} || true")
+# Commands of the user's that mention engram but do not run engram's hook for this host.
+LOOKALIKES = ("engram hook {other}", "echo engram hook {host}", "engram lint --strict",
+              "/x/engram-hook {other}", "./engram-hook.sh {host}", "notengram hook {host}",
+              "bash -c 'engram hook {host}'", "grep -q engram x && ./run.sh")
+OTHER = {"claude": "codex", "codex": "claude", "gemini": "claude", "cursor": "claude",
+         "windsurf": "cursor"}
+
+
+def jsonc_host(host: str) -> bool:
+    return host_registry.get(host).install.get("syntax") == "jsonc"
+
+
+def grouped(host: str) -> bool:
+    return host_registry.get(host).install["format"] == "matcher_groups"
+
+
+# ---- the user's file: a value, then a text of it in a random style ----------------------------
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([1.0, -0.0, 0.5, 1e300, 2.5e-8]),
+    st.text(max_size=12),
+    st.sampled_from(["café", "日本", "a\u2028b", "tab\there", "quote\"d", "back\\slash", "/usr/bin"]),
+)
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8)
+TOP_KEYS = st.sampled_from(["model", "permissions", "env", "general", "ui", "$schema", "ñame",
+                            "statusLine", "version", "x"])
+
+
+@st.composite
+def handler(draw: st.DrawFn, host: str) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["user", "user", "lookalike", "old"]))
+    if kind == "old":
+        command = draw(st.sampled_from(OLD_FORMS))
+    elif kind == "lookalike":
+        command = draw(st.sampled_from(LOOKALIKES))
+    else:
+        command = draw(st.sampled_from(["./audit.sh", "echo hi", "npx lint-staged", "say é"]))
+    out: dict[str, Any] = {"type": "command"} if grouped(host) else {}
+    out["command"] = command.format(host=host, other=OTHER[host])
+    for key, value in draw(st.dictionaries(st.sampled_from(["timeout", "statusMessage", "async",
+                                                            "name", "env"]), SCALARS,
+                                           max_size=2)).items():
+        out[key] = value
+    return out
+
+
+@st.composite
+def hooks_of(draw: st.DrawFn, host: str) -> dict[str, Any]:
+    definition = host_registry.get(host).install
+    ours = [e["event"] for e in definition.get("events") or ()]
+    names = st.sampled_from(ours + ["Stop", "Notification", "stop"])
+    result: dict[str, Any] = {}
+    for event in draw(st.lists(names, max_size=4, unique=True)):
+        if grouped(host):
+            result[event] = draw(st.lists(st.builds(
+                lambda m, hs, extra: {**({} if m is None else {"matcher": m}), "hooks": hs, **extra},
+                st.sampled_from([None, "", "*", "Bash", "Read|Edit|Write|MultiEdit", "apply_patch"]),
+                st.lists(handler(host), max_size=3),
+                st.dictionaries(st.sampled_from(["description", "note"]), SCALARS, max_size=1)),
+                max_size=3))
+        else:
+            result[event] = draw(st.lists(handler(host), max_size=3))
+    return result
+
+
+@st.composite
+def user_document(draw: st.DrawFn, host: str) -> dict[str, Any]:
+    document = draw(st.dictionaries(TOP_KEYS, VALUES, max_size=4))
+    container = draw(st.sampled_from(["absent", "null", "empty", "some", "some"]))
+    if container != "absent":
+        document["hooks"] = {"null": None, "empty": {}}.get(container) or draw(hooks_of(host))
+    return document
+
+
+class Style:
+    def __init__(self, draw: st.DrawFn, host: str) -> None:
+        self.indent = draw(st.sampled_from([None, "  ", "    ", "\t", " "]))
+        self.item_sep = draw(st.sampled_from([", ", ","]))
+        self.key_sep = draw(st.sampled_from([": ", ":", " : "]))
+        self.draw = draw
+        self.jsonc = jsonc_host(host)
+
+    def scalar(self, value: Any) -> str:
+        draw = self.draw
+        if isinstance(value, str):
+            text = json.dumps(value, ensure_ascii=draw(st.booleans()))
+            return text.replace("/", "\\/") if draw(st.booleans()) else text
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+            whole = "-0" if math.copysign(1, value) < 0 and value == 0 else str(int(value))
+            return draw(st.sampled_from([repr(value), whole + ".0", whole + ".00", whole + "E0"]))
+        return json.dumps(value)
+
+    def comment(self, pad: str) -> str:
+        """A comment on a line of its own (one after code, on a line engram removes, is refused,
+        not kept: `test_installer_safety.py::test_a_change_that_would_delete_a_comment_is_refused`)."""
+        if not self.jsonc or self.indent is None or self.draw(st.integers(0, 4)) != 0:
+            return ""
+        text = self.draw(st.sampled_from(["// note é", "// */", "/* a\n   block */"]))
+        return text.replace("\n", "\n" + pad) + "\n" + pad
+
+    def render(self, value: Any, level: int = 0) -> str:
+        if not isinstance(value, (dict, list)):
+            return self.scalar(value)
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+        if not items:
+            return opening + self.draw(st.sampled_from(["", " ", "\n" + (self.indent or "") * level])) + closing
+        pad = "" if self.indent is None else (self.indent * (level + 1))
+        parts = []
+        for key, item in items:
+            lead = self.comment(pad)
+            named = "" if key is None else json.dumps(key, ensure_ascii=self.draw(st.booleans())) + self.key_sep
+            parts.append(lead + named + self.render(item, level + 1))
+        trailing = "," if self.jsonc and self.draw(st.integers(0, 5)) == 0 else ""
+        if self.indent is None:
+            return opening + self.item_sep.join(parts) + trailing + closing
+        inner = (",\n").join(pad + p for p in parts)
+        return f"{opening}\n{inner}{trailing}\n{self.indent * level}{closing}"
+
+
+@st.composite
+def user_file(draw: st.DrawFn, host: str) -> str:
+    style = Style(draw, host)
+    text = style.render(draw(user_document(host)))
+    text += draw(st.sampled_from(["\n", "", "\n\n", "  \n"]))
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    if draw(st.integers(0, 5)) == 0:
+        text = "\ufeff" + text
+    return text
+
+
+# ---- the oracle -------------------------------------------------------------------------------
+
+def host_parse(host: str, text: str) -> Any:
+    """The file as the host reads it: JSONC for Gemini, strict JSON (after a BOM) otherwise."""
+    if jsonc_host(host):
+        return jsonc.parse(text)
+    return json.loads(text.lstrip("\ufeff"))
+
+
+def units(host: str, text: str) -> list[tuple[str, ...]]:
+    """The user's parts of a file, each with its raw text (see the module docstring)."""
+    names = host_registry.get(host).names
+    document = jsonc.parse(text)
+    if not isinstance(document, dict):
+        return []
+    root = jsonc.tree(text)
+
+    def raw(node: jsonc.Node) -> str:
+        return text[node.start:node.end]
+
+    out: list[tuple[str, ...]] = []
+    for key, node in zip(root.keys, root.items, strict=True):
+        if key != "hooks" or node.kind != "object":
+            out.append(("top", key, raw(node)))
+            continue
+        for event, event_node in zip(node.keys, node.items, strict=True):
+            for item, item_node in zip(document["hooks"][event], event_node.items, strict=True):
+                if not grouped(host):
+                    if not is_ours(item.get("command"), names):
+                        out.append(("handler", event, raw(item_node)))
+                    continue
+                handlers = item.get("hooks", [])
+                if not handlers:
+                    out.append(("group", event, raw(item_node)))
+                    continue
+                if all(is_ours(h.get("command"), names) for h in handlers):
+                    continue
+                for key2, child in zip(item_node.keys, item_node.items, strict=True):
+                    if key2 != "hooks":
+                        out.append(("group key", event, key2, raw(child)))
+                hooks_node = item_node.items[item_node.keys.index("hooks")]
+                for h, h_node in zip(handlers, hooks_node.items, strict=True):
+                    if not is_ours(h.get("command"), names):
+                        out.append(("handler", event, raw(h_node)))
+    return out
+
+
+def _count_ours(document: Any, names: tuple[str, ...]) -> int:
+    count = 0
+    for items in ((document or {}).get("hooks") or {}).values():
+        for item in items:
+            for h in item.get("hooks", [item]) if "hooks" in item else [item]:
+                count += is_ours(h.get("command"), names)
+    return count
+
+
+# ---- driving the installer --------------------------------------------------------------------
+
+class Files:
+    def __init__(self, root: Path, host: str) -> None:
+        self.root, self.host = root, host
+        self.path = root / FILES[host]
+        self.definition = host_registry.get(host)
+
+    def run(self, remove: bool) -> str:
+        change = apply(self.definition, self.path, "project",
+                       ours_for(self.definition, Options()), remove=remove, dry_run=False,
+                       place=Place(self.root))
+        assert change.action != "refused", (change.message, change.fix)
+        return change.action
+
+    def text(self) -> str | None:
+        return self.path.read_bytes().decode("utf-8") if self.path.exists() else None
+
+
+@pytest.fixture(autouse=True)
+def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+
+
+@contextlib.contextmanager
+def fresh(tmp_path: Path, host: str, text: str) -> Iterator[Files]:
+    """The user's file in a folder of its own (hypothesis runs many examples per test)."""
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        files = Files(root, host)
+        files.path.parent.mkdir(parents=True)
+        files.path.write_bytes(text.encode("utf-8"))
+        yield files
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def user_edit(text: str) -> str:
+    """A setting added the way a host saving its settings file would add one."""
+    before = jsonc.parse(text)
+    after = {**before, "addedByTheHost": {"ok": True}}
+    return jsonc.patch(text, before, after)
+
+
+HYPOTHESIS = settings(max_examples=EXAMPLES, deadline=None,
+                      derandomize="ENGRAM_USERFILE_EXAMPLES" not in os.environ,
+                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                             HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("host", sorted(FILES))
+@HYPOTHESIS
+@given(data=st.data())
+def test_link_touches_nothing_of_the_users_and_unlink_gives_it_back(
+        host: str, data: st.DataObject, tmp_path: Path) -> None:
+    text = data.draw(user_file(host), label="user file")
+    had_ours = _count_ours(host_parse(host, text), host_registry.get(host).names) > 0
+    with fresh(tmp_path, host, text) as files:
+        files.run(remove=False)
+        linked = files.text()
+        assert linked is not None
+        host_parse(host, linked)  # the host still loads it
+        wrapper = files.definition.install.get("wrapper") or {}
+        added = {("top", k, json.dumps(v)) for k, v in wrapper.items()}
+        assert [u for u in units(host, linked) if u not in added] == \
+            [u for u in units(host, text) if u not in added]
+        assert _count_ours(host_parse(host, linked), host_registry.get(host).names) == \
+            len(ours_for(files.definition, Options()).entries)
+        assert files.run(remove=False) == "unchanged"
+        assert files.text() == linked
+        files.run(remove=True)
+        after = files.text()
+        if not had_ours:
+            assert after == text
+        elif after is None:  # only an older engram's entries were in it
+            assert units(host, text) == []
+        else:  # a wrapper link added (Cursor's "version": 1) may stay: the host needs it
+            assert [u for u in units(host, after) if u not in added] == \
+                [u for u in units(host, text) if u not in added]
+            assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0
+
+
+@pytest.mark.parametrize("host", sorted(FILES))
+@HYPOTHESIS
+@given(data=st.data())
+def test_a_user_edit_between_link_and_unlink_is_all_that_changes(
+        host: str, data: st.DataObject, tmp_path: Path) -> None:
+    text = data.draw(user_file(host), label="user file")
+    with fresh(tmp_path, host, text) as files:
+        files.run(remove=False)
+        linked = files.text()
+        assert linked is not None
+        edited = user_edit(linked)
+        files.path.write_bytes(edited.encode("utf-8"))
+        files.run(remove=True)
+        after = files.text()
+        assert after is not None
+        host_parse(host, after)
+        assert units(host, after) == units(host, edited)
+        assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0
