@@ -351,3 +351,21 @@ def test_a_second_run_never_imports_a_twin_of_an_imported_file(
         assert code == 0, out
         assert sorted(p.name for p in (repo / MEM).iterdir() if p.is_dir()) == folders, args
         assert "FOUND    AGENTS.md" not in out, out
+
+
+def test_replace_of_a_symlinked_claude_md_replaces_the_link_not_its_target(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLAUDE.md as a symlink to AGENTS.md: `import CLAUDE.md --replace` is about CLAUDE.md.
+    It used to resolve the link and import and overwrite AGENTS.md instead (cards under
+    `agents/`, AGENTS.md turned into the pointer, so Codex lost the file it loads whole)."""
+    (repo / "CLAUDE.md").rename(repo / "AGENTS.md")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    for args in ([], ["--replace"]):
+        code, out = engram(capsys, "import", "CLAUDE.md", *args, "--cwd", str(repo))
+        assert code == 0 and "CLAUDE.md -> .agents/.engram/claude/" in out, out
+    assert "REPLACED CLAUDE.md" in out
+    assert sorted(p.name for p in (repo / MEM).iterdir() if p.is_dir()) == ["archive", "claude"]
+    assert (repo / "AGENTS.md").read_text(encoding="utf-8") == CLAUDE_MD
+    assert not (repo / "CLAUDE.md").is_symlink()
+    assert len((repo / "CLAUDE.md").read_text(encoding="utf-8")) < 400
+    assert (repo / MEM / "archive" / "CLAUDE.md").read_text(encoding="utf-8") == CLAUDE_MD

@@ -110,7 +110,10 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
     reports: list[dict[str, Any]] = []
     seen: dict[str, str] = {}  # content -> the file imported with it
     for file in files:
-        source = (cwd / file).resolve() if not file.is_absolute() else file
+        # The folders resolved, not the file: a CLAUDE.md that links to AGENTS.md is imported,
+        # and replaced, as CLAUDE.md (the link), never as the file it points at.
+        given = file if file.is_absolute() else cwd / file
+        source = given.parent.resolve() / given.name
         try:  # a regular file, bounded: a FIFO or device in its place must not hang import
             text = fileio.read_bounded(source, MAX_SOURCE_BYTES).decode("utf-8")
         except FileNotFoundError:
