@@ -75,16 +75,25 @@ def _is_pointer(text: str, archive: Path) -> bool:
         len(text.encode("utf-8")) < native_loads.POINTER_MAX_BYTES
 
 
+def has_cards(folder: Path) -> bool:
+    """Does `folder` hold a card file (a memory scan finds one)?"""
+    from engram import store
+
+    if not folder.is_dir():
+        return False
+    found, _ = store.scan([(str(folder), "workspace")])
+    return bool(found)
+
+
 def imported_twin(root: Path, relative: str, text: str) -> str | None:
     """Another instruction file with the same content whose cards are already imported
     (AGENTS.md as a symlink or copy of CLAUDE.md), or None. Importing this one as well would
     route every card twice under two ids."""
-    from engram import host_registry, store
+    from engram import host_registry
 
     for other in host_registry.instruction_files(host_registry.ordered_definitions()):
-        folder = root / paths.MEMORY_DIR_NAME / folder_name(other)
         if other == relative or folder_name(other) == folder_name(relative) or \
-                not folder.is_dir() or not store.scan([(str(folder), "workspace")])[0]:
+                not has_cards(root / paths.MEMORY_DIR_NAME / folder_name(other)):
             continue
         try:
             same = fileio.read_bounded(root / other, MAX_SOURCE_BYTES).decode("utf-8") == text

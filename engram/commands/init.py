@@ -56,15 +56,6 @@ file, once per session.
 POINTER_MARK = paths.MEMORY_DIR_NAME
 
 
-def _has_cards(folder: Path) -> bool:
-    from engram import store
-
-    if not folder.is_dir():
-        return False
-    found, _ = store.scan([(str(folder), "workspace")])
-    return bool(found)
-
-
 def _rule_files(folder: Path) -> int:
     from engram import store
 
@@ -99,7 +90,9 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
     out = output.write
     out(f"engram init in {root}\n")
     memory = root / paths.MEMORY_DIR_NAME
-    if _has_cards(memory):
+    from engram.commands.import_cmd import MAX_SOURCE_BYTES, folder_name, has_cards, imported_twin
+
+    if has_cards(memory):
         out(f"  ok       {paths.MEMORY_DIR_NAME}/ holds memory cards\n")
     else:
         fileio.atomic_write_text(memory / f"{STARTER_ID}.md", STARTER)
@@ -144,8 +137,6 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             out(f"  ok       {relative} already points to the cards\n")
             continue
         size = path.stat().st_size
-        from engram.commands.import_cmd import MAX_SOURCE_BYTES, folder_name, imported_twin
-
         try:  # bounded and regular only, as for the pointer
             text = fileio.read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8")
             twin = imported_twin(root, relative, text)
@@ -157,7 +148,7 @@ def run(*, cwd: Path, yes: bool, no_input: bool) -> int:
             continue
 
         cards_folder = f"{paths.MEMORY_DIR_NAME}/{folder_name(relative)}"
-        if _has_cards(root / cards_folder):
+        if has_cards(root / cards_folder):
             out(f"  ok       {relative} is imported into {cards_folder}/; its host still loads it "
                 f"whole ({size:,} bytes): `engram import {relative} --replace` swaps it for a "
                 "pointer\n")
