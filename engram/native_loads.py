@@ -95,7 +95,12 @@ def is_pointer(path: str) -> bool:
             head = handle.read(POINTER_MAX_BYTES)
     except OSError:
         return False
-    return len(head) < POINTER_MAX_BYTES and POINTER_MARK in head.decode("utf-8", "replace")
+    return is_pointer_text(head)
+
+
+def is_pointer_text(data: bytes) -> bool:
+    """Whether a file's content (or its first POINTER_MAX_BYTES) is that pointer."""
+    return len(data) < POINTER_MAX_BYTES and POINTER_MARK in data.decode("utf-8", "replace")
 
 
 def _still_loaded(full: str) -> bool:

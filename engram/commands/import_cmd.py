@@ -71,8 +71,7 @@ def _is_pointer(text: str, archive: Path) -> bool:
     a card of engram's own note, and a second `--replace` would claim to replace it again."""
     from engram import native_loads
 
-    return archive.is_file() and native_loads.POINTER_MARK in text and \
-        len(text.encode("utf-8")) < native_loads.POINTER_MAX_BYTES
+    return archive.is_file() and native_loads.is_pointer_text(text.encode("utf-8"))
 
 
 def has_cards(folder: Path) -> bool:

@@ -53,7 +53,6 @@ file, once per session.
 - Keep a card to one topic and a few hundred words; put always-needed rules in a card with
   `always: true`.
 """
-POINTER_MARK = paths.MEMORY_DIR_NAME
 
 
 def _rule_files(folder: Path) -> int:
@@ -65,13 +64,13 @@ def _rule_files(folder: Path) -> int:
 
 def _is_pointer(path: Path) -> bool:
     """A file `engram import --replace` already swapped for a pointer to the cards."""
-    from engram.fileio import read_bounded
+    from engram import native_loads
 
     try:  # bounded and regular only: a FIFO planted as CLAUDE.md must not hang init
-        text = read_bounded(path, 1024 * 1024).decode("utf-8", errors="replace")
+        data = fileio.read_bounded(path, 1024 * 1024)
     except OSError:
         return False
-    return len(text) < 1000 and POINTER_MARK in text
+    return native_loads.is_pointer_text(data)
 
 
 def _ask(question: str) -> bool:
