@@ -1,8 +1,11 @@
-"""The delivery cache: per (host, cwd, session[#agent:<id>]) which memory keys (id@hash) were
-delivered, and what the session's last prompt routed. It never holds prompt text or bodies.
+"""The delivery cache: per (host, workspace root, session[#agent:<id>]) which memory keys
+(id@hash) were delivered, and what the session's last prompt routed. It never holds prompt
+text or bodies.
 
-Pure functions over the cache document, plus one transaction that holds the lock while a hook
-reads, decides and writes (steps 5-8 of a hook call)."""
+Pure functions over the cache document, one transaction that holds the lock while a hook
+reads, decides and writes (steps 5-8 of a hook call), and the two small per-session files
+that tie a session's records in several workspaces together: its reset marker and its list
+of workspaces."""
 
 from __future__ import annotations
 

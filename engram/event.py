@@ -1,5 +1,7 @@
 """Normalize a host's hook payload into one Event, driven by the host definition's
-`runtime:` section (field map, events, tools). Pure: plain dicts in, a frozen Event out."""
+`runtime:` section (field map, events, tools). Plain dicts in, a frozen Event out; the one
+thing read from outside the payload is the process's working folder, for a host whose payload
+names none (`runtime.cwd_from_process`)."""
 
 from __future__ import annotations
 
