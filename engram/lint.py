@@ -126,7 +126,7 @@ def _parsed_secret(card: Card, text: str) -> list[Problem]:
     (a YAML escape, `"\x67hp_..."`, or a folded or joined scalar), at its field's line."""
     from engram import secrets
 
-    for field in ("title", "card", "tags", "applies_to", "depends_on"):
+    for field in secrets.CARD_FIELDS:
         value = getattr(card, field)
         hits = secrets.find_secrets("\n".join(value) if isinstance(value, tuple) else value)
         if hits:

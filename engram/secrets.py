@@ -660,11 +660,17 @@ def has_secrets(text: str) -> bool:
     return bool(find_secrets(text))
 
 
+# A card's frontmatter fields that engram may emit: one-line texts, then lists of them.
+_TEXT_FIELDS: Final = ("title", "card")
+_LIST_FIELDS: Final = ("tags", "applies_to", "depends_on")
+CARD_FIELDS: Final = _TEXT_FIELDS + _LIST_FIELDS
+
+
 def card_text(card: object) -> str:
     """Everything of a card that engram may emit or write anywhere: title, card line, tags,
     globs, depends_on and body (the id and file name are checked by `name_kind`)."""
-    fields = [getattr(card, "title", ""), getattr(card, "card", "")]
-    for name in ("tags", "applies_to", "depends_on"):
+    fields = [getattr(card, name, "") for name in _TEXT_FIELDS]
+    for name in _LIST_FIELDS:
         fields.extend(getattr(card, name, ()) or ())
     fields.append(getattr(card, "body", ""))
     return "\n".join(str(field) for field in fields)
