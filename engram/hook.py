@@ -268,7 +268,7 @@ class HookCall:
         entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
                                    self.workspace.location, event.session, event.agent, now)
         delivery.apply_reset(entry, self.reset_stamp, now)
-        elsewhere = self._delivered_elsewhere()
+        places = self._join_session()
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
             # history (`dropped_on_resume`) are sent again rather than lost.
@@ -316,7 +316,7 @@ class HookCall:
             return delta.answer([], [], routed_keys, True, self.unit, self.limit, note,
                                 list_already=False)
 
-        delivered = set(entry.get("delivered") or []) | elsewhere
+        delivered = set(entry.get("delivered") or []) | self._delivered_elsewhere(places)
         new, already = delta.split(routed, delivered, self.mode)
         already = [r for r in already if not r.always]  # session context, not this prompt's
         if event.kind == "path":
@@ -348,16 +348,23 @@ class HookCall:
             entry.pop("start_pending", None)
         return result
 
-    def _delivered_elsewhere(self) -> set[str]:
-        """Keys this session (or subagent) was sent in other workspaces: the same key is the
-        same content, already in its context. A record there that has not applied the
-        session's last reset yet counts for nothing."""
+    def _join_session(self) -> list[str] | None:
+        """The workspaces this session (or subagent) has records in, this one added on its
+        first call here (whatever the event: a key recorded here counts elsewhere). None for
+        a damaged or oversized list: each workspace on its own, as before."""
         event, here = self.event, self.workspace.location
         places = delivery.workspaces_of(event.host, event.context_id)
-        if places is None:
-            return set()  # a damaged or oversized list: each workspace on its own, as before
-        if here not in places:
+        if places is not None and here not in places:
             delivery.join_workspace(event.host, event.context_id, here)
+        return places
+
+    def _delivered_elsewhere(self, places: list[str] | None) -> set[str]:
+        """Keys this session (or subagent) was sent in the other `places`: the same key is
+        the same content, already in its context. A record there that has not applied the
+        session's last reset yet counts for nothing. Read only by events that send bodies."""
+        event, here = self.event, self.workspace.location
+        if places is None:
+            return set()
         keys: set[str] = set()
         for place in places:
             if place == here:
