@@ -65,7 +65,6 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
     else:
         lines = []
         ranked = set(result.ranked)
-        blocked = set(index.data.get("secret_slots") or ())
         for rank, selection in enumerate(result.selected, 1):
             card = index.card(selection.slot)
             try:
@@ -79,7 +78,7 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
                     (r.detail for r in selection.reasons if r.kind == "dependency"),
                     "on top of the limit")
                 extra += ", not counted in the limit"
-            if selection.slot in blocked:
+            if index.holds_secret(selection.slot):
                 extra += "; holds a secret: no hook injects it"
             lines.append(f"{rank:>2}. {card.id}  {card.title}  ({shown}{extra})")
             native = native_loads.for_workspace(str(root), card.path, card.provenance)

@@ -26,6 +26,7 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
                           f"did you mean {', '.join(close)}?" if close else "engram route "
                           "\"PROMPT\" lists cards; engram new ID writes one")
     card = compiled.card(slot)
+    holds_secret = compiled.holds_secret(slot)
     fits = card_size.fits(card, settings)
     ws = workspace_module.load(cwd)
     linked = set(card_size.linked_hosts(ws.root)) if ws is not None and not roots else set()
@@ -36,7 +37,7 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
             "tags": list(card.tags), "applies_to": list(card.applies_to), "always": card.always,
             "priority": card.priority, "depends_on": list(card.depends_on),
             "format": card.format, "body": card.body,
-            "holds_secret": slot in set(compiled.data.get("secret_slots") or ()),
+            "holds_secret": holds_secret,
             "sizes": [{"host": f.host, "unit": f.unit, "limit": f.limit, "size": f.size,
                        "fits": f.fits, "linked": f.host in linked} for f in fits],
         })
@@ -55,7 +56,7 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
             out.append(f"  {label:<9} {', '.join(values)}")
     out.append(f"  priority  {card.priority}" + ("   always: sent at session start"
                                                   if card.always else ""))
-    if slot in set(compiled.data.get("secret_slots") or ()):
+    if holds_secret:
         out.append("  secret    it holds a value-shaped secret, so no hook injects it; shown "
                    "redacted (`engram lint` names the lines)")
     out.append("  size      " + "; ".join(
