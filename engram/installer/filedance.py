@@ -225,6 +225,44 @@ def missing_parents(path: Path) -> list[str]:
     return missing[::-1]
 
 
+def new_owner(path: Path) -> tuple[int, int] | None:
+    """The owner a new file or folder at `path` should get: run as root (sudo) inside a folder
+    that belongs to someone else (a user's home or project), that folder's owner, so the
+    user's own host can still write what engram made; else None (the process's own)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    info = parent.stat()
+    return None if info.st_uid == 0 else (info.st_uid, info.st_gid)
+
+
+def make_parents(path: Path, owner: tuple[int, int] | None) -> list[str]:
+    """Create the folders missing above `path`, outermost first, each given `owner`."""
+    made = []
+    for folder in missing_parents(path):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        if owner is not None:
+            os.chown(folder, *owner)
+        made.append(folder)
+    return made
+
+
+def give(paths: list[Path], owner: tuple[int, int] | None) -> None:
+    """Give files engram just created `owner` (see new_owner)."""
+    if owner is None:
+        return
+    for path in paths:
+        try:
+            os.lchown(path, *owner)
+        except OSError:
+            continue
+
+
 def note_created(path: Path, folders: list[str]) -> None:
     """Remember the folders engram created for `path` (a folder it generates), for unlink."""
     if folders:
@@ -299,9 +337,12 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
             prune(kept.created_dirs())
     else:
         mode = None if data is not None else _new_file_mode()
-        # The file keeps its owner: run as root (sudo), a new file owned by root would be
-        # one the user's host can no longer write, or, mode 0600, read.
-        atomic_write_bytes(target, after, mode=mode, owner=_owner(target))
+        # The file keeps its owner (a new one takes its folder's): run as root (sudo), a file
+        # owned by root would be one the user's host can no longer write, or, mode 0600, read.
+        owner = _owner(target) if data is not None else new_owner(target)
+        if data is None:
+            make_parents(target, owner)
+        atomic_write_bytes(target, after, mode=mode, owner=owner)
     return saved
 
 

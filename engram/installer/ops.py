@@ -13,7 +13,10 @@ from engram.installer.filedance import (
     Place,
     check_place,
     created_for,
+    give,
+    make_parents,
     missing_parents,
+    new_owner,
     note_created,
     original,
     prune,
@@ -132,8 +135,12 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
         return refused
     had = folder.exists()
     created = [d for d in missing_parents(folder / "x") if d != str(folder)]
+    owner = None if dry_run else new_owner(folder / "x")
+    if owner is not None:
+        make_parents(folder / "x", owner)
     changed = native_rules.sync_rules(folder, cards, dry_run=dry_run, root=root,
                                       follow=follow_symlinks(), loads_natively=patterns)
+    give([p for p in (*changed, folder / native_rules.IGNORE_FILE) if p.exists()], owner)
     if created and not dry_run:
         note_created(folder, created)
     action = "unchanged" if not changed else ("updated" if had else "created")
@@ -255,11 +262,15 @@ def keep_out_of_git(root: Path, path: Path) -> None:
         except OSError:
             continue
     try:
-        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        exclude.parent.mkdir(parents=True, exist_ok=True)
+        had = exclude.exists()
+        text = exclude.read_text(encoding="utf-8") if had else ""
+        owner = new_owner(exclude)
+        make_parents(exclude, owner)
         sep = "" if not text or text.endswith("\n") else "\n"
         exclude.write_text(f"{text}{sep}# engram link --local: a personal file\n{rel}\n",
                            encoding="utf-8")
+        if not had:
+            give([exclude], owner)
     except OSError:
         pass  # the file still works; `git status` will show it
 

@@ -1,0 +1,67 @@
+"""What link and unlink leave behind in a user's folders: who owns what engram creates when
+it runs as root, the folders it made, and the line it added to `.git/info/exclude`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from installer_helpers import PINNED, engram
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                             reason="needs root to chown")
+
+
+@pytest.fixture(autouse=True)
+def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    info = os.lstat(path)
+    return info.st_uid, info.st_gid
+
+
+def _tree(folder: Path) -> list[Path]:
+    return [folder, *sorted(folder.rglob("*"))]
+
+
+# -- run as root ------------------------------------------------------------------------------
+
+@as_root
+def test_root_gives_what_it_creates_in_a_users_home_to_that_user(isolated_dirs: Path,
+                                                                 workspace: Path) -> None:
+    """Found: `sudo engram link claude --global` with no ~/.claude yet made the folder and the
+    settings file owned by root, so the user's own Claude Code could not save its settings."""
+    os.chown(isolated_dirs, NOBODY, NOBODY + 1)
+    assert engram("link", "claude", "--global", cwd=workspace) == 0
+    folder = isolated_dirs / ".claude"
+    assert (folder / "settings.json").is_file()
+    assert {p.name: _owner(p) for p in _tree(folder)} == \
+        {p.name: (NOBODY, NOBODY + 1) for p in _tree(folder)}
+
+
+@as_root
+def test_root_gives_new_project_files_and_folders_to_the_projects_owner(workspace: Path) -> None:
+    """Also the native rule files and their folder, and a new .git/info/exclude."""
+    (workspace / ".agents" / "engram.json").write_text('{"hooks": {"path_rules": "native"}}')
+    (workspace / ".agents" / ".engram" / "py-style.md").write_text(
+        "---\nid: py-style\ntitle: Python style\napplies_to: ['**/*.py']\n---\nUse ruff.\n")
+    for path in _tree(workspace):
+        os.chown(path, NOBODY, NOBODY)
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    assert engram("link", "claude", cwd=workspace) == 0
+    made = [*_tree(workspace / ".claude"), *_tree(workspace / ".git")]
+    assert workspace / ".claude" / "rules" / "engram" / "py-style.md" in made
+    assert workspace / ".git" / "info" / "exclude" in made
+    assert [p for p in made if _owner(p) != (NOBODY, NOBODY)] == []
+
+
+@as_root
+def test_root_keeps_its_own_ownership_where_the_parent_is_roots(workspace: Path) -> None:
+    os.chown(workspace, 0, 0)
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert _owner(workspace / ".claude") == (0, 0)
+    assert _owner(workspace / ".claude" / "settings.json") == (0, 0)
