@@ -65,3 +65,67 @@ def test_root_keeps_its_own_ownership_where_the_parent_is_roots(workspace: Path)
     assert engram("link", "claude", cwd=workspace) == 0
     assert _owner(workspace / ".claude") == (0, 0)
     assert _owner(workspace / ".claude" / "settings.json") == (0, 0)
+
+
+# -- folders engram made ----------------------------------------------------------------------
+
+ORDERS = [
+    [("link", "claude"), ("link", "claude", "--local"),
+     ("unlink", "claude"), ("unlink", "claude", "--local")],
+    [("link", "claude"), ("link", "claude", "--local"),
+     ("unlink", "claude", "--local"), ("unlink", "claude")],
+    [("link", "claude", "--local"), ("link", "claude"),
+     ("unlink", "claude"), ("unlink", "claude", "--local")],
+    [("link", "claude", "--local"), ("link", "claude"),
+     ("unlink", "claude", "--local"), ("unlink", "claude")],
+]
+
+
+@pytest.mark.parametrize("steps", ORDERS, ids=lambda s: "/".join(" ".join(a[1:]) for a in s))
+def test_unlink_in_any_order_removes_the_folder_engram_made(steps: list[tuple[str, ...]],
+                                                            workspace: Path) -> None:
+    """Found: link, link --local, unlink, unlink --local left an empty `.claude/`: each file
+    recorded only the folders it had to create itself."""
+    for args in steps:
+        assert engram(*args, cwd=workspace) == 0, args
+    assert not (workspace / ".claude").exists()
+
+
+@pytest.mark.parametrize("steps", ORDERS[:2], ids=["project-first", "local-first"])
+def test_a_folder_the_user_had_stays(steps: list[tuple[str, ...]], workspace: Path) -> None:
+    (workspace / ".claude").mkdir()
+    for args in steps:
+        assert engram(*args, cwd=workspace) == 0, args
+    assert (workspace / ".claude").is_dir()
+    assert list((workspace / ".claude").iterdir()) == []
+
+
+def test_a_folder_engram_made_stays_while_something_is_in_it(workspace: Path) -> None:
+    for args in ORDERS[0][:2]:
+        assert engram(*args, cwd=workspace) == 0
+    (workspace / ".claude" / "agents.md").write_text("mine\n")
+    for args in ORDERS[0][2:]:
+        assert engram(*args, cwd=workspace) == 0
+    assert [p.name for p in (workspace / ".claude").iterdir()] == ["agents.md"]
+
+
+def test_a_folder_made_again_by_the_user_is_not_taken_for_engrams(workspace: Path) -> None:
+    """engram made `.claude/`, the user removed it and made their own: that one is theirs."""
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    assert engram("link", "claude", cwd=workspace) == 0
+    local = workspace / ".claude" / "settings.local.json"
+    data = local.read_bytes()
+    settings = (workspace / ".claude" / "settings.json").read_bytes()
+    for path in (workspace / ".claude").iterdir():
+        path.unlink()
+    held = os.open(workspace / ".claude", os.O_RDONLY)  # its inode is not reused meanwhile
+    try:
+        (workspace / ".claude").rmdir()
+        (workspace / ".claude").mkdir()
+    finally:
+        os.close(held)
+    local.write_bytes(data)
+    (workspace / ".claude" / "settings.json").write_bytes(settings)
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert (workspace / ".claude").is_dir()

@@ -275,12 +275,83 @@ def created_for(path: Path) -> list[str]:
 
 
 def prune(folders: list[str]) -> None:
-    """Remove the folders engram created, innermost first, when they are empty again."""
+    """Remove the folders engram created, innermost first, when they are empty again (one
+    the user made anew at the same place since is theirs: left alone)."""
     for folder in reversed(folders):
-        try:
-            os.rmdir(folder)
-        except OSError:
+        if _made_by_engram(folder) is False or not _remove_folder(folder):
             return
+
+
+def prune_made(folder: Path) -> None:
+    """Remove `folder` and the folders above it, innermost first, while each is one engram
+    made (for any file: a project's `.claude/` serves both of its settings files) and is
+    empty, whichever of the files engram made there went last."""
+    current = str(Path(os.path.abspath(folder)))
+    while _made_by_engram(current) and _remove_folder(current):
+        current = os.path.dirname(current)
+
+
+# Every folder engram made, by path, with its (device, inode): a folder the user removed and
+# made again at the same place is a different one, and theirs.
+def _made_record() -> Path:
+    return backup_root() / "made-folders.json"
+
+
+def _made_lock() -> Path:
+    return paths.state_dir() / "locks" / "made-folders.lock"
+
+
+def _read_made() -> dict[str, list[int]]:
+    try:
+        value = json.loads(_made_record().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items()
+            if isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v)}
+
+
+def _identity(folder: str) -> list[int] | None:
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino] if stat.S_ISDIR(info.st_mode) else None
+
+
+def remember_made(folders: list[str]) -> None:
+    """Record folders engram just made, so unlink removes them once they are empty again."""
+    if not folders:
+        return
+    with exclusive_lock(_made_lock(), timeout=15.0):
+        made = _read_made()
+        for folder in folders:
+            identity = _identity(folder)
+            if identity is not None:
+                made[str(Path(os.path.abspath(folder)))] = identity
+        atomic_write_bytes(_made_record(), json.dumps(made, indent=0).encode(), mode=0o600)
+
+
+def _made_by_engram(folder: str) -> bool | None:
+    """True: engram made the folder there now; False: engram made one there once, but this is
+    another; None: no record (an older engram's per-file record may still say)."""
+    known = _read_made().get(str(Path(os.path.abspath(folder))))
+    return None if known is None else known == _identity(folder)
+
+
+def _remove_folder(folder: str) -> bool:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        return False
+    key = str(Path(os.path.abspath(folder)))
+    if key in _read_made():
+        with exclusive_lock(_made_lock(), timeout=15.0):
+            made = _read_made()
+            made.pop(key, None)
+            atomic_write_bytes(_made_record(), json.dumps(made, indent=0).encode(), mode=0o600)
+    return True
 
 
 MAX_CONFIG_BYTES: Final = 16 * 1024 * 1024
@@ -335,13 +406,14 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
         kept = original(target)
         if kept is not None and kept.absent:
             prune(kept.created_dirs())
+        prune_made(target.parent)
     else:
         mode = None if data is not None else _new_file_mode()
         # The file keeps its owner (a new one takes its folder's): run as root (sudo), a file
         # owned by root would be one the user's host can no longer write, or, mode 0600, read.
         owner = _owner(target) if data is not None else new_owner(target)
         if data is None:
-            make_parents(target, owner)
+            remember_made(make_parents(target, owner))
         atomic_write_bytes(target, after, mode=mode, owner=owner)
     return saved
 

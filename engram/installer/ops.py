@@ -20,6 +20,8 @@ from engram.installer.filedance import (
     note_created,
     original,
     prune,
+    prune_made,
+    remember_made,
 )
 from engram.installer.merge import ShapeError
 from engram.installer.plan import (
@@ -134,13 +136,16 @@ def sync_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     if refused:
         return refused
     had = folder.exists()
-    created = [d for d in missing_parents(folder / "x") if d != str(folder)]
-    owner = None if dry_run else new_owner(folder / "x")
-    if owner is not None:
-        make_parents(folder / "x", owner)
+    missing = missing_parents(folder / "x")
+    created = [d for d in missing if d != str(folder)]
+    owner = new_owner(folder / "x")
     changed = native_rules.sync_rules(folder, cards, dry_run=dry_run, root=root,
                                       follow=follow_symlinks(), loads_natively=patterns)
-    give([p for p in (*changed, folder / native_rules.IGNORE_FILE) if p.exists()], owner)
+    if not dry_run:
+        made = [d for d in missing if os.path.isdir(d)]
+        give([*map(Path, made), *(p for p in (*changed, folder / native_rules.IGNORE_FILE)
+                                  if p.exists())], owner)
+        remember_made(made)
     if created and not dry_run:
         note_created(folder, created)
     action = "unchanged" if not changed else ("updated" if had else "created")
@@ -161,6 +166,7 @@ def remove_native_rules(host: Host, cwd: Path, dry_run: bool) -> Change | None:
     gone = not folder.exists() or dry_run
     if gone and not dry_run:
         prune(created)
+        prune_made(folder.parent)
     return Change(host=host.name, scope="project", path=folder,
                   action="deleted" if removed and gone else ("updated" if removed else "unchanged"),
                   entries=len(removed), dry_run=dry_run, kind="rules")
@@ -224,6 +230,8 @@ def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
             kept = original(path)
             if not dry_run and kept and kept.absent and not os.path.lexists(path):
                 prune(kept.created_dirs())  # the rule folder was inside them
+            if not dry_run and not os.path.lexists(path):
+                prune_made(path.parent)
     return changes
 
 
