@@ -129,3 +129,56 @@ def test_a_folder_made_again_by_the_user_is_not_taken_for_engrams(workspace: Pat
     assert engram("unlink", "claude", cwd=workspace) == 0
     assert engram("unlink", "claude", "--local", cwd=workspace) == 0
     assert (workspace / ".claude").is_dir()
+
+
+# -- .git/info/exclude ------------------------------------------------------------------------
+
+EXCLUDE = "# git ls-files --others --exclude-from=.git/info/exclude\n*.swp\n"
+
+
+@pytest.mark.parametrize("before", [EXCLUDE, "*.swp", "", None],
+                         ids=["lines", "no-final-newline", "empty", "absent"])
+def test_unlink_local_takes_back_the_exclude_line_it_added(before: str | None,
+                                                           workspace: Path) -> None:
+    """Found: unlink --local left `/.claude/settings.local.json` in .git/info/exclude."""
+    exclude = workspace / ".git" / "info" / "exclude"
+    if before is not None:
+        exclude.parent.mkdir(parents=True)
+        exclude.write_bytes(before.encode())
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    assert "/.claude/settings.local.json\n" in exclude.read_text()
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    if before is None:
+        assert not exclude.exists() or exclude.read_bytes() == b""
+    else:
+        assert exclude.read_bytes() == before.encode()
+
+
+def test_unlink_local_keeps_an_exclude_line_the_user_wrote(workspace: Path) -> None:
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True)
+    exclude.write_text("/.claude/settings.local.json\n")
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert exclude.read_text() == "/.claude/settings.local.json\n"
+
+
+def test_unlink_local_keeps_the_line_while_the_personal_file_stays(workspace: Path) -> None:
+    """The user wrote their own setting into the file engram made: it stays, still personal,
+    so it stays out of git."""
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    local = workspace / ".claude" / "settings.local.json"
+    local.write_text(local.read_text().replace("{", '{"model": "opus", ', 1))
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert local.exists()
+    assert "/.claude/settings.local.json\n" in (workspace / ".git/info/exclude").read_text()
+
+
+def test_unlink_local_takes_back_only_its_line_after_user_edits(workspace: Path) -> None:
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True)
+    exclude.write_text(EXCLUDE)
+    assert engram("link", "claude", "--local", cwd=workspace) == 0
+    exclude.write_text(exclude.read_text() + "build/\n")
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert exclude.read_text() == EXCLUDE + "build/\n"

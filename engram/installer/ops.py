@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Final
 
 from engram import config, host_registry, native_rules, workspace
 from engram.errors import EngramError
+from engram.fileio import atomic_write_bytes
 from engram.host_adapter import Host
 from engram.installer.filedance import (
     Place,
@@ -232,6 +234,8 @@ def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
                 prune(kept.created_dirs())  # the rule folder was inside them
             if not dry_run and not os.path.lexists(path):
                 prune_made(path.parent)
+    if local and not dry_run and not os.path.lexists(path):
+        take_back_from_git_exclude(project_root(cwd), path)
     return changes
 
 
@@ -275,12 +279,72 @@ def keep_out_of_git(root: Path, path: Path) -> None:
         owner = new_owner(exclude)
         make_parents(exclude, owner)
         sep = "" if not text or text.endswith("\n") else "\n"
-        exclude.write_text(f"{text}{sep}# engram link --local: a personal file\n{rel}\n",
-                           encoding="utf-8")
+        exclude.write_text(f"{text}{sep}{_EXCLUDE_NOTE}{rel}\n", encoding="utf-8")
         if not had:
             give([exclude], owner)
+        _note_exclude(exclude, rel, {"sep": sep, "created": not had})
     except OSError:
         pass  # the file still works; `git status` will show it
+
+
+_EXCLUDE_NOTE: Final = "# engram link --local: a personal file\n"
+
+
+def _exclude_record() -> Path:
+    from engram.installer.filedance import backup_root
+
+    return backup_root() / "git-exclude.json"
+
+
+def _exclude_notes() -> dict[str, dict[str, object]]:
+    try:
+        value = json.loads(_exclude_record().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(v, dict)} \
+        if isinstance(value, dict) else {}
+
+
+def _note_exclude(exclude: Path, rel: str, note: dict[str, object] | None) -> None:
+    """Remember (None: forget) the lines keep_out_of_git added to `exclude` for `rel`."""
+    notes = _exclude_notes()
+    key = f"{exclude}\n{rel}"
+    if note is None:
+        notes.pop(key, None)
+    else:
+        notes[key] = note
+    atomic_write_bytes(_exclude_record(), json.dumps(notes, indent=0).encode(), mode=0o600)
+
+
+def take_back_from_git_exclude(root: Path, path: Path) -> None:
+    """The personal file is gone: remove the two lines keep_out_of_git added for it, exactly
+    those (and the line break it put before them), when engram added them; every other byte of
+    the exclude file stays. A line the user wrote is never engram's: nothing was added then."""
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return
+    exclude = git_dir / "info" / "exclude"
+    rel = "/" + path.relative_to(root).as_posix()
+    note = _exclude_notes().get(f"{exclude}\n{rel}")
+    if note is None:
+        return
+    lines = f"{_EXCLUDE_NOTE}{rel}\n"
+    try:
+        text = exclude.read_text(encoding="utf-8")
+        sep = str(note.get("sep", ""))
+        kept: str | None = None  # None: the user changed those lines, they are theirs now
+        if text.endswith(sep + lines):
+            kept = text[:len(text) - len(sep + lines)]
+        elif text.startswith(lines) or "\n" + lines in text:
+            at = 0 if text.startswith(lines) else text.rindex("\n" + lines) + 1
+            kept = text[:at] + text[at + len(lines):]
+        if kept == "" and note.get("created") is True:
+            exclude.unlink()
+        elif kept is not None:
+            exclude.write_text(kept, encoding="utf-8")
+        _note_exclude(exclude, rel, None)
+    except OSError:
+        pass  # a line too many in the exclude file hides nothing that exists
 
 
 def _linked_elsewhere(host: Host, cwd: Path, local: bool) -> bool:
