@@ -297,6 +297,16 @@ _FLAG_PASSWORD: Final = re.compile(
 _USER_FLAG: Final = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]{1,4})[\"']?[^\s:\"'/@]{1,64}:([^\s\"'`@/;|&]{6,256})"
 )
+# MySQL's client tools take the password glued to `-p` (`mysql -uroot -pSECRET db`): only
+# on a `mysql`/`mariadb` command line, where `-p` means password (elsewhere it is a port, a
+# path, a flag of its own).
+_MYSQL_COMMAND: Final = re.compile(r"(?i)\b(?:mysql|mariadb)[a-z-]{0,12}\b[^\n|;&]{0,300}")
+_MYSQL_GLUED_P: Final = re.compile(r"(?<![\w-])-p(?:\"([^\"\n]{1,256})\"|'([^'\n]{1,256})'|([^\s\"'`;|&-][^\s\"'`;|&]{0,255}))")
+# A PostgreSQL password file line, `host:port:database:user:password` (each of the first
+# four may be `*`): a port of digits in the second field, exactly five fields.
+_PGPASS: Final = re.compile(
+    r"(?<![\w.:/@-])[A-Za-z0-9_.*-]{1,253}:(?:[0-9]{2,5}|\*):[A-Za-z0-9_.*$-]{1,63}:"
+    r"[A-Za-z0-9_.*@$-]{1,63}:([^\s:\"'`]{1,256})(?![^\s\"'`])")
 # `Authorization: Basic <base64 of user:password>`.
 _BASIC_AUTH: Final = re.compile(r"(?i:\bbasic)[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})(?![A-Za-z0-9+/=])")
 
@@ -312,6 +322,16 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
         for match in _USER_FLAG.finditer(text):
             value = match.group(1)
             if _classes(value) >= 2 and not value.isdigit() and _is_password_value(value, False):
+                yield "url-password", match.start(1), match.end(1)
+    if "mysql" in lowered or "mariadb" in lowered:
+        for command in _MYSQL_COMMAND.finditer(text):
+            for match in _MYSQL_GLUED_P.finditer(text, command.start(), command.end()):
+                group = next(g for g in (1, 2, 3) if match.group(g) is not None)
+                if _is_password_value(match.group(group), group != 3):
+                    yield "assigned-secret", match.start(group), match.end(group)
+    if text.count(":") >= 4:
+        for match in _PGPASS.finditer(text):
+            if _is_password_value(match.group(1), False) and _classes(match.group(1)) >= 2:
                 yield "url-password", match.start(1), match.end(1)
     if "basic" in lowered:
         for match in _BASIC_AUTH.finditer(text):

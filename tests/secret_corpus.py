@@ -140,6 +140,11 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("base64-wrapped-token", None, base64.b64encode(("ghp_" + p(ALNUM, 36)).encode()).decode()),
         ("hex-wrapped-token", None, ("ghp_" + p(ALNUM, 36)).encode().hex()),
         ("percent-encoded-token", None, "ghp%5F" + p(ALNUM, 36)),
+        # A PostgreSQL password file line; a MySQL password glued to its flag (`-pSECRET`)
+        # or given as `--password=`.
+        ("pgpass-line", None, p(ALNUM, 16)),
+        ("mysql-glued-p-flag", None, p(ALNUM, 16)),
+        ("mysql-password-flag", None, p(ALNUM, 16)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -165,6 +170,9 @@ _CONTEXTS = {
     "base64-wrapped-token": "echo {} | base64 -d > ~/.token",
     "hex-wrapped-token": "the token, hex: {}",
     "percent-encoded-token": "curl https://api.example.com/repos?access={}",
+    "pgpass-line": "echo 'db.internal:5432:app:deploy:{}' >> ~/.pgpass",
+    "mysql-glued-p-flag": "mysql -h db.internal -u deploy -p{} app < dump.sql",
+    "mysql-password-flag": "mysqldump --user=deploy --password={} app > dump.sql",
     "kubernetes-env-pair": "env:\n  - name: DB_PASSWORD\n    value: \"{}\"",
     "yaml-value-on-next-line": "database:\n  password:\n    {}\n  host: db.internal",
     "netrc-password": "machine api.example.com\n  login deploy\n  password {}",

@@ -98,6 +98,9 @@ GITHUB_TOKEN=<token>
 AWS_SECRET_ACCESS_KEY=xxxxxxxxxxxxxxxxxxxx
 Set `OPENAI_API_KEY` in your environment; never commit it.
 primaryKey: "id", sortKey: "createdAt"
+mysql -u root -p app, then type it; mysql -h db -P 3306 -p$MYSQL_PWD app; mysql -pchangeme
+localhost:5432:*:postgres:password in ~/.pgpass; *:*:*:deploy:${PGPASSWORD}
+src/app.py:12:5: E501 line too long; at 12:30:45:120 ms; fe80::1ff:fe23:4567:890a
 """
 
 
@@ -137,7 +140,7 @@ def test_redact_is_idempotent_and_leaves_nothing_to_find() -> None:
 @pytest.mark.parametrize("text", [
     "a=" * 100_000, "a:" * 100_000, "a_key=b" * 30_000, "x_key= " * 30_000,
     "-----BEGIN PRIVATE KEY-----" * 5_000, "x://" + ":" * 100_000, "eyJ" + "a." * 100_000,
-    "Bearer " * 30_000, "sk-" * 60_000, "A" * 63 + "_KEY=" + "b" * 100_000,
+    "Bearer " * 30_000, "sk-" * 60_000, "mysql -p" * 30_000, "a:12:" * 50_000, "A" * 63 + "_KEY=" + "b" * 100_000,
 ])
 def test_adversarial_input_is_bounded(text: str) -> None:
     # In a child process with a hard timeout: a catastrophic pattern fails the test instead
