@@ -118,6 +118,14 @@ _URL_PASSWORD: Final = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s:/@]{0,128}:([^\s/@]{1,256})@"
 )
 
+# scheme://token@host — a token as the user, with no password (`git clone
+# https://<token>@github.com/...`): redacted when it looks generated, not a user's name.
+_URL_USER_TOKEN: Final = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,15}://([A-Za-z0-9_~.%-]{16,256})@([A-Za-z0-9.-]{0,253})"
+)
+# A Sentry DSN's key is public by design (it only lets a client send events).
+_PUBLIC_KEY_HOSTS: Final = ("sentry.io", "sentry")
+
 # NAME = value, NAME: value, "name": "value", export NAME=value. The name may be quoted.
 # Zero-width (a lookahead) so that a value which itself looks like `NAME=...` does not hide
 # the assignment inside it from the scan.
@@ -567,8 +575,16 @@ def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:
             if kind == "aws-access-key":
                 yield from _aws_secrets_near(text, start, end)
     for match in _URL_PASSWORD.finditer(text):
-        if not is_placeholder(match.group(1)):
+        # `https://[REDACTED:url-token]@host`: a redacted user, not a user and a password.
+        if not is_placeholder(match.group(1)) and not text.endswith(
+                MARKER_PREFIX[:-1], 0, match.start(1) - 1):
             yield "url-password", match.start(1), match.end(1)
+    if "@" in text and "://" in text:
+        for match in _URL_USER_TOKEN.finditer(text):
+            user, host = match.group(1), match.group(2).lower()
+            if _looks_random(user) and not is_placeholder(user) and not any(
+                    part in host for part in _PUBLIC_KEY_HOSTS):
+                yield "url-token", match.start(1), match.end(1)
     if "=" in text or ":" in text:
         # Assignments never span lines: scan only the lines that hold a secret-like word (a
         # few in a typical card), not every position of the text.

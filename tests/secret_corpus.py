@@ -145,6 +145,10 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("pgpass-line", None, p(ALNUM, 16)),
         ("mysql-glued-p-flag", None, p(ALNUM, 16)),
         ("mysql-password-flag", None, p(ALNUM, 16)),
+        # A token as a URL's user with no password (`git clone https://<token>@host/...`),
+        # in no provider's format: an old 40-hex GitHub token, a random one.
+        ("url-userinfo-hex-token", None, p(HEX, 40)),
+        ("url-userinfo-token", None, p(ALNUM, 32)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -170,6 +174,8 @@ _CONTEXTS = {
     "base64-wrapped-token": "echo {} | base64 -d > ~/.token",
     "hex-wrapped-token": "the token, hex: {}",
     "percent-encoded-token": "curl https://api.example.com/repos?access={}",
+    "url-userinfo-hex-token": "git clone https://{}@github.com/acme/app.git",
+    "url-userinfo-token": "git remote set-url origin https://{}@git.example.com/acme/app.git",
     "pgpass-line": "echo 'db.internal:5432:app:deploy:{}' >> ~/.pgpass",
     "mysql-glued-p-flag": "mysql -h db.internal -u deploy -p{} app < dump.sql",
     "mysql-password-flag": "mysqldump --user=deploy --password={} app > dump.sql",

@@ -100,6 +100,8 @@ Set `OPENAI_API_KEY` in your environment; never commit it.
 primaryKey: "id", sortKey: "createdAt"
 mysql -u root -p app, then type it; mysql -h db -P 3306 -p$MYSQL_PWD app; mysql -pchangeme
 localhost:5432:*:postgres:password in ~/.pgpass; *:*:*:deploy:${PGPASSWORD}
+dsn: https://89911e3fd66a438da2b98e2499b304dd@o4504.ingest.sentry.io/4505; ssh://git@github.com/a/b
+https://jane.doe@example.com/x and https://build-bot@ci.example.com/ and mailto:team@example.com
 src/app.py:12:5: E501 line too long; at 12:30:45:120 ms; fe80::1ff:fe23:4567:890a
 """
 
