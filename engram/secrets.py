@@ -501,18 +501,58 @@ def _decoded_text(run: str, how: str) -> str | None:
     return decoded
 
 
-def _encoded_secrets(text: str) -> Iterator[tuple[str, int, int]]:
-    runs = [("hex" if len(m.group(0)) % 2 == 0 and len(m.group(0)) >= 40
-             and _HEX_DIGITS.issuperset(m.group(0)) else "base64", m.start(), m.end())
-            for m in _BASE64_RUN.finditer(text)]
+# Lines of base64 as `base64`, PEM or a Kubernetes secret wrap them: runs of one width (a
+# multiple of 4) one under the other, the last line shorter.
+_LINE_GAP: Final = re.compile(r"\r?\n[ \t]{0,40}")
+_LAST_LINE: Final = re.compile(r"\r?\n[ \t]{0,40}[A-Za-z0-9+/_-]{1,23}={0,2}(?=\r?\n|\Z)")
+_WHITESPACE: Final = re.compile(r"\s+")
+# Encodings peeled off one inside the other (base64 of percent-encoding, and so on).
+_DECODE_DEPTH: Final = 3
+
+
+def _wrapped_blocks(text: str, runs: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """(start, end) of each block of wrapped base64 lines among `runs` (the base64 runs of
+    `text`, in order): two lines or more, the last one possibly shorter than a run."""
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        width, last = end - start, index
+        if width % 4 == 0:
+            while last + 1 < len(runs) and _LINE_GAP.fullmatch(text, runs[last][1], runs[last + 1][0]) \
+                    and (runs[last + 1][1] - runs[last + 1][0] == width or last + 2 == len(runs)
+                         or not _LINE_GAP.fullmatch(text, runs[last + 1][1], runs[last + 2][0])):
+                last += 1
+                if runs[last][1] - runs[last][0] != width:
+                    break  # the short last line
+            block_end = runs[last][1]
+            if runs[last][1] - runs[last][0] == width and text[block_end - 1] != "=":
+                tail = _LAST_LINE.match(text, block_end)
+                block_end = tail.end() if tail else block_end
+            if block_end > end:
+                yield start, block_end
+        index = last + 1
+
+
+def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]]:
+    """Tokens under up to `_DECODE_DEPTH` encodings; each hit is the whole outer run."""
+    base64_runs = [(m.start(), m.end()) for m in _BASE64_RUN.finditer(text)]
+    runs = [("hex" if (end - start) % 2 == 0 and end - start >= 40
+             and _HEX_DIGITS.issuperset(text[start:end]) else "base64", start, end)
+            for start, end in base64_runs]
+    if "\n" in text and len(base64_runs) >= 1:
+        runs += [("base64", start, end) for start, end in _wrapped_blocks(text, base64_runs)]
     if "%" in text:
         runs += [("percent", start, end) for start, end in _percent_runs(text)]
     for how, start, end in runs:
-        decoded = _decoded_text(text[start:end], how)
-        if decoded is not None and decoded != text[start:end]:
-            for kind, _start, _end in _scan_plain(decoded):
-                yield kind, start, end
-                break
+        run = text[start:end]
+        decoded = _decoded_text(_WHITESPACE.sub("", run) if "\n" in run else run, how)
+        if decoded is None or decoded == run:
+            continue
+        found = next(_scan_plain(decoded), None)
+        if found is None and depth < _DECODE_DEPTH:
+            found = next(_encoded_secrets(decoded, depth + 1), None)
+        if found is not None:
+            yield found[0], start, end
 
 
 def _pass_assignments(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:

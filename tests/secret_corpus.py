@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import random
 import string
+from urllib.parse import quote
 
 UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
 ALNUM = UPPER + LOWER + DIGITS
@@ -149,6 +150,18 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         # in no provider's format: an old 40-hex GitHub token, a random one.
         ("url-userinfo-hex-token", None, p(HEX, 40)),
         ("url-userinfo-token", None, p(ALNUM, 32)),
+        # Base64 as `base64` prints it, wrapped at 76 columns (the secret is the whole block:
+        # tests/test_secrets_corpus.py checks that no line of it survives).
+        ("base64-wrapped-over-lines", None, _wrapped(base64.b64encode(
+            f"ANTHROPIC_API_KEY=sk-ant-api03-{p(B64URL, 93)}AA\n".encode()).decode(), 76)),
+        # Encoded twice: base64 of base64, percent-encoded base64 (a URL parameter), base64
+        # of a percent-encoded token.
+        ("base64-of-base64-token", None, base64.b64encode(base64.b64encode(
+            ("ghp_" + p(ALNUM, 36)).encode())).decode()),
+        ("percent-encoded-base64-token", None, quote(base64.b64encode(
+            ("ghp_" + p(ALNUM, 36) + "\n").encode()).decode(), safe="")),
+        ("base64-of-percent-encoded-token", None, base64.b64encode(
+            "".join(f"%{ord(c):02X}" for c in "ghp_" + p(ALNUM, 36)).encode()).decode()),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -156,6 +169,10 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
             text = _context(kind, secret)
         out.append((kind, text, secret))
     return out
+
+
+def _wrapped(text: str, width: int) -> str:
+    return "\n".join(text[i:i + width] for i in range(0, len(text), width))
 
 
 def _fullwidth(text: str) -> str:
@@ -176,6 +193,10 @@ _CONTEXTS = {
     "percent-encoded-token": "curl https://api.example.com/repos?access={}",
     "url-userinfo-hex-token": "git clone https://{}@github.com/acme/app.git",
     "url-userinfo-token": "git remote set-url origin https://{}@git.example.com/acme/app.git",
+    "base64-wrapped-over-lines": "kubectl get secret app -o jsonpath='{{.data.env}}' gave:\n{}\n",
+    "base64-of-base64-token": "TOKEN_B64={}",
+    "percent-encoded-base64-token": "https://api.example.com/hook?t={}&v=2",
+    "base64-of-percent-encoded-token": "stored as {} in the vault",
     "pgpass-line": "echo 'db.internal:5432:app:deploy:{}' >> ~/.pgpass",
     "mysql-glued-p-flag": "mysql -h db.internal -u deploy -p{} app < dump.sql",
     "mysql-password-flag": "mysqldump --user=deploy --password={} app > dump.sql",

@@ -46,6 +46,13 @@ def test_every_kind_is_found_and_redacted(kind: str) -> None:
         assert secrets.redact(redacted) == redacted
 
 
+def test_no_line_of_a_wrapped_base64_secret_survives() -> None:
+    text, block = _case("base64-wrapped-over-lines")
+    assert block.count("\n") >= 2
+    redacted = secrets.redact(text)
+    assert [line for line in block.split("\n") if line in redacted] == []
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_observe_redacts_every_kind_too(kind: str) -> None:
     text, secret = _case(kind)
