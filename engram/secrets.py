@@ -315,6 +315,9 @@ _MYSQL_GLUED_P: Final = re.compile(r"(?<![\w-])-p(?:\"([^\"\n]{1,256})\"|'([^'\n
 _PGPASS: Final = re.compile(
     r"(?<![\w.:/@-])[A-Za-z0-9_.*-]{1,253}:(?:[0-9]{2,5}|\*):[A-Za-z0-9_.*$-]{1,63}:"
     r"[A-Za-z0-9_.*@$-]{1,63}:([^\s:\"'`]{1,256})(?![^\s\"'`])")
+# What any such line holds from its port on, found from its colons: the full pattern, tried
+# at every word of a text, cost more than all the other command-line forms together.
+_PGPASS_PORT: Final = re.compile(r":(?:[0-9]{2,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:[^\s:]")
 # `Authorization: Basic <base64 of user:password>`.
 _BASIC_AUTH: Final = re.compile(r"(?i:\bbasic)[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})(?![A-Za-z0-9+/=])")
 
@@ -337,7 +340,7 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
                 group = next(g for g in (1, 2, 3) if match.group(g) is not None)
                 if _is_password_value(match.group(group), group != 3):
                     yield "assigned-secret", match.start(group), match.end(group)
-    if text.count(":") >= 4:
+    if text.count(":") >= 4 and _PGPASS_PORT.search(text):
         for match in _PGPASS.finditer(text):
             if _is_password_value(match.group(1), False) and _classes(match.group(1)) >= 2:
                 yield "url-password", match.start(1), match.end(1)
