@@ -673,16 +673,35 @@ _INVISIBLE: Final = re.compile(
 )
 
 
+# Cyrillic and Greek letters drawn like Latin ones. Inside a word that also holds a Latin
+# letter or a digit (`ghр_...` with a Cyrillic `р`) they are read as the Latin letter: a
+# reader sees the token and types it back. A word wholly Cyrillic or Greek (prose) is left
+# as it is. One character for one, so offsets do not move.
+_LOOKALIKES: Final = str.maketrans(
+    "АВЕЅІЈКМНОРСТУХаеіјорсухѕԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρ",
+    "ABESIJKMHOPCTYXaeijopcyxsdhqwABEZHIKMNOPTYXaiovp")
+_LOOKALIKE_CHAR: Final = re.compile("[АВЕЅІЈКМНОРСТУХаеіјорсухѕԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρ]")
+_WORD: Final = re.compile(r"[\w+/=.-]{2,}")
+
+
+def _fold_lookalikes(text: str) -> str:
+    if not _LOOKALIKE_CHAR.search(text):
+        return text
+    return _WORD.sub(lambda m: m.group(0).translate(_LOOKALIKES) if _LOOKALIKE_CHAR.search(m.group(0))
+                     and any(c.isascii() and c.isalnum() for c in m.group(0)) else m.group(0), text)
+
+
 def visible(text: str) -> tuple[str, list[int] | None]:
     """`text` without invisible characters and with compatibility forms folded (NFKC: a
-    fullwidth `ｇｈｐ＿` is `ghp_` to any reader), and for each character of the result its
+    fullwidth `ｇｈｐ＿` is `ghp_` to any reader) and Cyrillic or Greek look-alikes inside a
+    Latin word read as Latin, and for each character of the result its
     offset in `text` (None when nothing changed)."""
     if text.isascii():
         return text, None
     import unicodedata
 
     if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
-        return text, None
+        return _fold_lookalikes(text), None
     chars: list[str] = []
     kept: list[int] = []
     for i, c in enumerate(text):
@@ -693,7 +712,7 @@ def visible(text: str) -> tuple[str, list[int] | None]:
             for folded in unicodedata.normalize("NFKC", c):
                 chars.append(folded)
                 kept.append(i)
-    return "".join(chars), kept
+    return _fold_lookalikes("".join(chars)), kept
 
 
 def find_secrets(text: str) -> list[SecretHit]:

@@ -162,6 +162,11 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
             ("ghp_" + p(ALNUM, 36) + "\n").encode()).decode(), safe="")),
         ("base64-of-percent-encoded-token", None, base64.b64encode(
             "".join(f"%{ord(c):02X}" for c in "ghp_" + p(ALNUM, 36)).encode()).decode()),
+        # Cyrillic and Greek look-alike letters inside a known prefix (`ghр_` with a Cyrillic
+        # `р`, `ѕk-ant-` with a Cyrillic `ѕ`, `xοxb-` with a Greek omicron).
+        ("cyrillic-lookalike-github-token", None, "gh\u0440_" + p(ALNUM, 36)),
+        ("cyrillic-lookalike-anthropic-key", None, "\u0455k-ant-api03-" + p(B64URL, 93) + "AA"),
+        ("greek-lookalike-slack-token", None, f"x\u03bfxb-{rng.randint(10**10, 10**11)}-" + p(ALNUM, 24)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
