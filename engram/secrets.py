@@ -574,6 +574,10 @@ _LITERALS: Final = tuple((keyword, number) for number, (kind, keywords, _p) in e
                          if kind not in _CASELESS_KEYWORDS for keyword in keywords)
 _CASELESS: Final = tuple((keyword, number) for number, (kind, keywords, _p) in enumerate(_TOKEN_PATTERNS)
                          if kind in _CASELESS_KEYWORDS for keyword in keywords)
+# A token written in capitals (`GHP_...`, `SK-ANT-...`, `SHPAT_` and a hex body): the
+# literals with a lowercase letter, in capitals; a hit must then hold no lowercase letter.
+_SHOUTED: Final = tuple((keyword.upper(), number) for keyword, number in _LITERALS
+                        if keyword != keyword.upper())
 _DISCORD: Final = next(n for n, entry in enumerate(_TOKEN_PATTERNS) if entry[0] == "discord-bot-token")
 
 
@@ -585,7 +589,15 @@ def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
         numbers.discard(_DISCORD)  # its tokens hold two dots; a file name has one
     lowered = text.lower()
     numbers.update(number for keyword, number in _CASELESS if keyword in lowered)
-    return [(_TOKEN_PATTERNS[n][0], _TOKEN_PATTERNS[n][2]) for n in sorted(numbers)]
+    found = [(_TOKEN_PATTERNS[n][0], _TOKEN_PATTERNS[n][2]) for n in sorted(numbers)]
+    shouted = {number for keyword, number in _SHOUTED if keyword in text}
+    return found + [(_TOKEN_PATTERNS[n][0], _shouted(n)) for n in sorted(shouted)]
+
+
+@lru_cache(maxsize=64)
+def _shouted(number: int) -> re.Pattern[str]:
+    """The token pattern `number` ignoring case, for a token written in capitals."""
+    return re.compile(_TOKEN_PATTERNS[number][2].pattern, re.IGNORECASE)
 
 
 def _might_hold(text: str) -> bool:
@@ -614,6 +626,8 @@ def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:
             start, end = match.span(1) if pattern.groups else match.span()
             if not _is_generated(kind, text[start:end]):
                 continue  # sk-learn-compatible-estimator, "Bearer authentication-header"
+            if pattern.flags & re.IGNORECASE and any(c.islower() for c in text[start:end]):
+                continue  # the case-sensitive pattern has judged this one
             yield kind, start, end
             if kind == "aws-access-key":
                 yield from _aws_secrets_near(text, start, end)

@@ -167,6 +167,11 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("cyrillic-lookalike-github-token", None, "gh\u0440_" + p(ALNUM, 36)),
         ("cyrillic-lookalike-anthropic-key", None, "\u0455k-ant-api03-" + p(B64URL, 93) + "AA"),
         ("greek-lookalike-slack-token", None, f"x\u03bfxb-{rng.randint(10**10, 10**11)}-" + p(ALNUM, 24)),
+        # A token written in capitals: a hex body loses nothing (`SHPAT_` + hex, `DOP_V1_`),
+        # a mixed-case one keeps all but its case.
+        ("upper-cased-shopify-token", None, ("shpat_" + p(HEX, 32)).upper()),
+        ("upper-cased-github-token", None, ("ghp_" + p(ALNUM, 36)).upper()),
+        ("upper-cased-digitalocean-token", None, ("dop_v1_" + p(HEX, 64)).upper()),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:

@@ -103,6 +103,7 @@ localhost:5432:*:postgres:password in ~/.pgpass; *:*:*:deploy:${PGPASSWORD}
 dsn: https://89911e3fd66a438da2b98e2499b304dd@o4504.ingest.sentry.io/4505; ssh://git@github.com/a/b
 https://jane.doe@example.com/x and https://build-bot@ci.example.com/ and mailto:team@example.com
 Пароль хранится в Vault; ключ API: см. раздел 2; Ρυθμίσεις: κλειδί API στο Vault
+GHP_TOKEN_FILE=~/.gh; SK-II skincare; GLSL and OpenGL; NPM_CONFIG_REGISTRY; HF_HOME=/data
 src/app.py:12:5: E501 line too long; at 12:30:45:120 ms; fe80::1ff:fe23:4567:890a
 """
 
