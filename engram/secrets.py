@@ -11,9 +11,10 @@ Detection is by *value shape* (a provider prefix, a key block, a password in a U
 secret-looking *name* with a value that is not a placeholder or a code reference. Invisible
 characters (zero-width spaces, joiners, bidi controls: Unicode format characters) are removed
 and compatibility forms folded (NFKC: fullwidth letters) before scanning, so a token split by
-one or written in fullwidth is still found; the redaction covers the original characters. A
-token encoded once (base64, hex, percent-encoding) is found in its decoded form and the whole
-encoded run is redacted.
+one or written in fullwidth is still found, and Cyrillic or Greek look-alike letters inside a
+Latin word are read as Latin; the redaction covers the original characters. A token under up to
+three encodings (base64, hex, percent-encoding; base64 wrapped over lines) is found in its
+decoded form and the whole encoded run is redacted; a known prefix in capitals is found too.
 
 The provider shapes follow the formats the providers document (`docs/reliability.md` has the
 coverage figures, the false positives on real rule corpora, and why this is not a dependency
