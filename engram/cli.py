@@ -393,7 +393,14 @@ def run(argv: list[str]) -> int:
         # import of typer's vendored click.
         show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(code, int):
-            show()
+            # It quotes the arguments it rejects ("Got unexpected extra argument(s) (...)",
+            # "No such command '...'"), a pasted prompt's token too: shown into a buffer and
+            # printed through the redacting output layer, like every other line.
+            import io
+
+            shown = io.StringIO()
+            show(file=shown)
+            output.message(shown.getvalue().rstrip("\n"), quoting=argv)
             return code
         log_path = _crash_log(exc)
         where = f"; details in {log_path}" if log_path else ""

@@ -15,8 +15,9 @@ redacted string by string before it is encoded, so the document stays valid."""
 from __future__ import annotations
 
 import json
+import re
 import sys
-from typing import Any, Final, Mapping
+from typing import Any, Final, Mapping, Sequence
 
 JSON_VERSION: Final = 1
 COMMANDS: Final = ("doctor", "import", "link", "lint", "observe", "route", "show", "unlink",
@@ -39,6 +40,37 @@ def redacted(text: str) -> str:
     from engram import secrets
 
     return secrets.redact(text)
+
+
+def redacted_quoting(text: str, quoted: Sequence[str]) -> str:
+    """`text`, which may quote any of `quoted` (the command line, in a usage error), redacted
+    with what each of them holds: a value that is a secret where it was given (an argument
+    `AWS_SECRET_ACCESS_KEY=...`, a pasted config block) may not look like one inside the
+    message's own words (`Got unexpected extra argument(s) (...)`), nor once its line breaks
+    are shown as `\\x0a`."""
+    from engram import secrets
+
+    values: dict[str, str] = {}
+    for argument in quoted:
+        for hit in secrets.find_secrets(argument):
+            values.setdefault(argument[hit.start:hit.end], hit.kind)
+    joined = " ".join(quoted)
+    for hit in secrets.find_secrets(joined):
+        # A secret given as two arguments (`--password X`): hidden argument by argument.
+        for piece in joined[hit.start:hit.end].split(" "):
+            if len(piece) >= 8:
+                values.setdefault(piece, hit.kind)
+    for value in sorted(values, key=len, reverse=True):
+        for form in dict.fromkeys((value, _CONTROL.sub(_escape, value), repr(value)[1:-1])):
+            text = text.replace(form, secrets.marker(values[value]))
+    return redacted(text)
+
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match[0]):02x}"
 
 
 def _redacted_json(value: Any) -> Any:
@@ -72,9 +104,10 @@ def line(text: str = "") -> None:
     sys.stdout.write(redacted(text) + "\n")
 
 
-def message(text: str = "") -> None:
-    """A line for the person at the terminal (errors, refusals, progress), on stderr."""
-    sys.stderr.write(redacted(text) + "\n")
+def message(text: str = "", quoting: Sequence[str] = ()) -> None:
+    """A line for the person at the terminal (errors, refusals, progress), on stderr;
+    `quoting`: what it may quote (`redacted_quoting`)."""
+    sys.stderr.write((redacted_quoting(text, quoting) if quoting else redacted(text)) + "\n")
 
 
 def progress(text: str) -> None:

@@ -318,3 +318,54 @@ def test_an_exception_quoting_a_card_never_reaches_the_hook_log(
     call("claude", payload("claude", "SessionStart.json", ws))
     log = (tmp_path / "state" / "logs" / "hook.log").read_text()
     assert "native rule sync failed: ValueError" in log and token not in log
+
+
+# Usage errors: click shows the offending argument back ("Got unexpected extra argument(s)
+# (...)", "No such command '...'", "No such option: ..."), and a person pastes a prompt with
+# its token in it, or a token where a command or option name belongs.
+USAGE_ERRORS = (
+    lambda v: ["route", f"fix {v}", "--bogus"],
+    lambda v: ["route", "fix", v],
+    lambda v: [v],
+    lambda v: ["route", "fix", f"--{v}"],
+    lambda v: ["route", "fix", "--limit", v],
+    lambda v: ["show", "deploy", v],
+    lambda v: ["config", "set", "load.limit", "3", v],
+)
+
+
+def test_a_usage_error_never_echoes_a_secret_given_on_the_command_line(
+        capsys: pytest.CaptureFixture) -> None:
+    shown: dict[str, str] = {}
+    # Every kind the detector finds in the argument as given (a line of the corpus).
+    given = [(text, secret) for text, secret in LINES if secret not in secrets.redact(text)]
+    assert len(given) >= len(LINES) - 2
+    for text, secret in given:
+        for n, argv in enumerate(USAGE_ERRORS):
+            capsys.readouterr()
+            code = cli.run(argv(text))
+            out = capsys.readouterr()
+            assert code != 0, (n, text[:20])
+            shown[f"usage error {n} for {secret[:10]}..."] = out.out + out.err
+    leaks = _leaks([secret for _text, secret in given], shown)
+    assert not leaks, "\n".join(leaks[:20])
+    # What the error says beside the secret still reaches the person.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    capsys.readouterr()
+    assert cli.run(["route", "fix", token]) == 2
+    err = capsys.readouterr().err
+    assert "Got unexpected extra argument" in err and "[REDACTED:github-token]" in err
+    assert "Try 'engram route -h' for help." in err
+
+
+def test_a_usage_error_of_the_engram_process_never_echoes_a_secret(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    env = dict(os.environ, ENGRAM_STATE_DIR=str(tmp_path / "state"))
+    for argv in ([f"fix {token}", "--bogus"], ["route", "fix", token], [token]):
+        done = subprocess.run([sys.executable, "-m", "engram", *argv], capture_output=True,
+                              text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and token not in done.stdout + done.stderr, argv
+        assert "Error:" in done.stderr
