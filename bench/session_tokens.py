@@ -1,13 +1,15 @@
 """What a realistic session costs in context, and whether the cards it needed reached the model.
 
 The default sessions are the labelled web-app sessions in `bench/session/`: a 47-card store for
-a React + Fastify + Prisma web app (`webapp/`, written for this bench) and two sessions of 30
+a React + Fastify + Prisma web app (`webapp/`, written for this bench) and three sessions of 30
 prompts, each one feature's work (`webapp-session.jsonl`: a "due soon" badge and reminders;
-`webapp-session-2.jsonl`: task comments), each prompt with the files the agent then edits and
-the cards that prompt needs, with a compaction half way. The store and the first session were
-written before any routing change was measured on them; the second was written later, before
-any run on it, as a held-out check on changes tuned on the first. Every prompt fires
-`UserPromptSubmit`, then a `PreToolUse` (Edit) per touched file (Claude with
+`webapp-session-2.jsonl`: task comments; `webapp-session-3.jsonl`: recurring tasks), each
+prompt with the files the agent then edits and the cards that prompt needs, with a compaction
+half way. The store and the first session were written before any routing change was
+measured on them; the second later, before any run on it; the third, with the repository the
+sessions work in (`webapp-repo/`) and each step's edits (`<session>-edits.jsonl`), blind: from
+the cards and the unlabelled prompts, before any run. Every prompt fires
+`UserPromptSubmit`, then a `PostToolUse` (Write, Edit or MultiEdit) per touched file (Claude with
 `hooks.path_rules: hook`, so path cards arrive through the hook and are counted); the compaction
 fires `PreCompact` and `SessionStart` (source `compact`).
 
@@ -16,6 +18,11 @@ Three ways to give the model its memory are compared:
            at session start and again after the compaction; every card is always in context.
   always   engram re-sending every routed body on every prompt (how peers inject).
   auto     engram's default: each card once per context (again after a compaction).
+When `bench/session/webapp-repo/` and the session's `-edits.jsonl` exist, the workspace is that
+repository and each touched file is changed by the tool call Claude Code would make (a Write
+of a new file, an Edit or MultiEdit with the old and new text of each changed region), so the
+hook routes on the code written too (engram.code_names); `auto (paths only)` is the same
+session without them.
 A fourth line, `needed`, is what a router that knew the labels would inject (each needed card
 once per context): the floor under `auto`'s characters at 100% needed in context.
 For each: characters injected, and "needed in context": of the (prompt, needed card) pairs, the
@@ -24,7 +31,7 @@ compaction, up to and including that prompt's own tool calls); also the needed c
 reached the model at a prompt that needed them. Goal: auto <= 50% of static's characters with
 >= 97% of needed pairs in context.
 
-    python bench/session_tokens.py [--json]           # both sessions
+    python bench/session_tokens.py [--json]           # all three sessions
     python bench/session_tokens.py --session bench/session/webapp-session-2.jsonl
     python bench/session_tokens.py --store bundled    # the older unlabelled session on the
                                                       # bundled memories: auto against always
@@ -43,7 +50,11 @@ BENCH = Path(__file__).resolve().parent
 WEBAPP = BENCH / "session" / "webapp"
 WEBAPP_SESSION = BENCH / "session" / "webapp-session.jsonl"
 WEBAPP_SESSION_2 = BENCH / "session" / "webapp-session-2.jsonl"
-SESSIONS = (WEBAPP_SESSION, WEBAPP_SESSION_2)
+WEBAPP_SESSION_3 = BENCH / "session" / "webapp-session-3.jsonl"
+SESSIONS = (WEBAPP_SESSION, WEBAPP_SESSION_2, WEBAPP_SESSION_3)
+# The repository the sessions work in, before the first step, and per session the content of
+# each touched file after each step (`<session>-edits.jsonl`).
+WEBAPP_REPO = BENCH / "session" / "webapp-repo"
 HEADER = "### engram memory: "
 GOAL_CHARS = 0.50
 GOAL_NEEDED = 0.97
@@ -91,12 +102,55 @@ def _delivered_ids(text: str) -> list[str]:
             if line.startswith(HEADER)]
 
 
-def run_session(host: str, mode: str, memories: Path, steps: list[dict]) -> dict:
-    """Fire the session's hook events in a temp workspace; what each answer delivered."""
+def load_edits(session: Path) -> dict[tuple[int, str], str] | None:
+    """(step, path) -> the file's content after that step, from `<session>-edits.jsonl`; the
+    step is the line's number in the session file, from 0. None when there is no such file."""
+    path = session.with_name(session.stem + "-edits.jsonl")
+    if not path.is_file():
+        return None
+    edits = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            edits[(entry["step"], entry["path"])] = entry["after"]
+    return edits
+
+
+def tool_call(file: Path, after: str | None) -> tuple[str, dict]:
+    """The Claude Code tool call that turns `file` into `after`, done on disk: a Write for a
+    new file, an Edit (one changed region) or MultiEdit (several) for an existing one, with
+    the old and new text of each region; an Edit with the path alone when the bench has no
+    content for it."""
+    import difflib
+
+    if after is None:
+        return "Edit", {"file_path": str(file)}
+    before = file.read_text(encoding="utf-8") if file.is_file() else None
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(after, encoding="utf-8")
+    if before is None:
+        return "Write", {"file_path": str(file), "content": after}
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    regions = [{"old_string": "".join(old[i1:i2]), "new_string": "".join(new[j1:j2])}
+               for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes()
+               if tag != "equal"]
+    if len(regions) == 1:
+        return "Edit", {"file_path": str(file), **regions[0]}
+    return "MultiEdit", {"file_path": str(file), "edits": regions}
+
+
+def run_session(host: str, mode: str, memories: Path, steps: list[dict],
+                repo: Path | None = None, edits: dict[tuple[int, str], str] | None = None) -> dict:
+    """Fire the session's hook events in a temp workspace; what each answer delivered. With
+    `repo`, the workspace starts as a copy of it and each touched file holds its content after
+    the step (`edits`) when its path event fires, so the hook can read its code."""
     from engram import hook
 
     with tempfile.TemporaryDirectory(prefix="engram-tokens-") as temp:
         ws = Path(temp) / "proj"
+        if repo is not None:
+            shutil.copytree(repo, ws, ignore=lambda folder, names: ["README.md"]
+                            if Path(folder) == repo else [])
         (ws / ".git").mkdir(parents=True)
         shutil.copytree(memories, ws / ".agents" / ".engram")
         (ws / ".agents" / "engram.json").write_text(
@@ -118,7 +172,7 @@ def run_session(host: str, mode: str, memories: Path, steps: list[dict]) -> dict
             start = fire("SessionStart", source="startup")
             total += len(start)
             context.update(_delivered_ids(start))
-            for step in steps:
+            for number, step in enumerate(steps):
                 if step.get("event") == "compact":
                     fire("PreCompact", trigger="auto")
                     context = set()
@@ -130,8 +184,10 @@ def run_session(host: str, mode: str, memories: Path, steps: list[dict]) -> dict
                 got: list[str] = []
                 texts = [fire("UserPromptSubmit", prompt=step["prompt"])]
                 for path in step.get("paths") or []:
-                    texts.append(fire("PreToolUse", tool_name="Edit",
-                                      tool_input={"file_path": str(ws / path)}))
+                    after = (edits or {}).get((number, path)) if repo is not None else None
+                    tool, tool_input = tool_call(ws / path, after)
+                    # PostToolUse, the trigger `engram link claude` installs.
+                    texts.append(fire("PostToolUse", tool_name=tool, tool_input=tool_input))
                 for text in texts:
                     chars += len(text)
                     got.extend(_delivered_ids(text))
@@ -212,11 +268,17 @@ def webapp(host: str, session: Path = WEBAPP_SESSION) -> dict:
     floor = needed_only(WEBAPP, steps)
     report["needed_only"] = {"chars": floor, "share_of_static": round(floor / static["chars"], 4),
                              "needed_in_context": 1.0}
-    for mode in ("always", "auto"):
-        run = run_session(host, mode, WEBAPP, steps)
-        report[mode] = {"chars": run["chars"],
-                        "share_of_static": round(run["chars"] / static["chars"], 4),
-                        **coverage(run["prompts"]), "per_prompt": run["prompts"]}
+    edits = load_edits(session) if WEBAPP_REPO.is_dir() else None
+    repo = WEBAPP_REPO if edits is not None else None
+    report["code"] = repo is not None
+    runs = [("always", "always", repo), ("auto", "auto", repo)]
+    if repo is not None:
+        runs.append(("auto (paths only)", "auto", None))
+    for label, mode, where in runs:
+        run = run_session(host, mode, WEBAPP, steps, where, edits)
+        report[label] = {"chars": run["chars"],
+                         "share_of_static": round(run["chars"] / static["chars"], 4),
+                         **coverage(run["prompts"]), "per_prompt": run["prompts"]}
     auto = report["auto"]
     report["goal_met"] = (auto["share_of_static"] <= GOAL_CHARS
                           and auto["needed_in_context"] >= GOAL_NEEDED)
@@ -224,18 +286,23 @@ def webapp(host: str, session: Path = WEBAPP_SESSION) -> dict:
 
 
 def render_webapp(report: dict, verbose: bool) -> str:
+    code = "the code written into bench/session/webapp-repo" if report["code"] \
+        else "no repository: paths only"
     lines = [f"{report['session']}: {report['prompts']}-prompt web-app session, {report['cards']} cards, "
-             f"{report['compactions']} compaction ({report['host']}, path cards through the hook):",
-             f"  {'':<8} {'characters':>10} {'of static':>9} {'needed in context':>18}  never reached"]
+             f"{report['compactions']} compaction ({report['host']}, path cards through the hook, "
+             f"{code}):",
+             f"  {'':<17} {'characters':>10} {'of static':>9} {'needed in context':>18}  never reached"]
     static = report["static"]
-    lines.append(f"  {'static':<8} {static['chars']:>10,} {1:>9.0%} {'100.0%':>18}  -  "
+    lines.append(f"  {'static':<17} {static['chars']:>10,} {1:>9.0%} {'100.0%':>18}  -  "
                  f"(CLAUDE.md of {static['claude_md_chars']:,} chars, loaded twice)")
     floor = report["needed_only"]
-    lines.append(f"  {'needed':<8} {floor['chars']:>10,} {floor['share_of_static']:>9.1%} "
+    lines.append(f"  {'needed':<17} {floor['chars']:>10,} {floor['share_of_static']:>9.1%} "
                  f"{'100.0%':>18}  -  (only the labelled cards, once per context: the floor)")
-    for mode in ("always", "auto"):
+    for mode in ("always", "auto", "auto (paths only)"):
+        if mode not in report:
+            continue
         r = report[mode]
-        lines.append(f"  {mode:<8} {r['chars']:>10,} {r['share_of_static']:>9.1%} "
+        lines.append(f"  {mode:<17} {r['chars']:>10,} {r['share_of_static']:>9.1%} "
                      f"{r['needed_in_context']:>12.1%} ({r['pairs_in_context']}/{r['pairs']})  "
                      f"{', '.join(r['never_reached']) or 'none'}")
     lines.append(f"  goal (auto <= {GOAL_CHARS:.0%} of static, >= {GOAL_NEEDED:.0%} needed in "

@@ -41,6 +41,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
             kind=int, minimum=100, maximum=200_000),
     Setting("load.max_path_cards", 3, "most bodies a path trigger injects per event",
             kind=int, minimum=1, maximum=20),
+    Setting("load.code", True, "path triggers also route on the touched files' code: the names "
+            "it uses and the modules it imports", kind=bool),
     Setting("hooks.path_rules", "hook",
             "Claude path trigger: a PostToolUse hook, or native .claude/rules files",
             choices=("native", "hook")),

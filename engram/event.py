@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from typing import Any, Final, Mapping
 
 MAX_PROMPT_CHARS: Final = 100_000
+# What a path event's payload carries as code is read up to this (engram.code_names reads
+# no more of a file).
+MAX_CODE_CHARS: Final = 64 * 1024
 # Payload fields engram stores (the delivery cache key and entry): a longer session or agent id
 # is stored as its hash, so a 5 MB id cannot grow the cache by 5 MB a call.
 MAX_ID_CHARS: Final = 128
@@ -39,6 +42,9 @@ class Event(Record):
     agent: str = ""  # set inside a subagent
     prompt: str = ""
     paths: tuple[str, ...] = ()
+    # The code the event writes into the touched file (a Write's content, an Edit's new text,
+    # the lines a patch adds): the names it uses route (engram.code_names).
+    code: str = ""
     source: str = ""
     trigger: str = ""
     tool: str = ""
@@ -82,6 +88,18 @@ def dig(payload: Any, dotted: str) -> Any:
         if node is None:
             return None
     return node
+
+
+def _texts(payload: Any, dotted: str) -> list[str]:
+    """The strings at `dotted`, where a `[]` part runs over a list: `tool_input.edits[].new_string`
+    is the new text of every edit of a MultiEdit."""
+    head, sep, rest = dotted.partition("[].")
+    node = dig(payload, head)
+    if not sep:
+        return [node] if isinstance(node, str) else []
+    if not isinstance(node, list):
+        return []
+    return [text for item in node for text in _texts(item, rest)]
 
 
 def _text(value: Any) -> str:
@@ -141,6 +159,7 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
     trigger = _text(dig(payload, fields["trigger"])) if "trigger" in fields else ""
     held = dig(payload, fields["slot"]) if "slot" in fields else None
     paths: list[str] = []
+    code: list[str] = []
     if kind == "path":
         tools = spec.get("tools")
         if tools and tool not in tools:
@@ -153,7 +172,11 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
         for dotted in spec.get("patch_fields") or ():
             from engram import patch_paths
 
-            paths.extend(patch_paths.targets(_text(dig(payload, dotted))))
+            patch = _text(dig(payload, dotted))
+            paths.extend(patch_paths.targets(patch))
+            code.append("\n".join(line[1:] for line in patch.splitlines() if line.startswith("+")))
+        for dotted in spec.get("code_fields") or ():
+            code.extend(_texts(payload, dotted))
         if not paths:
             return None
     resets = False
@@ -165,7 +188,8 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
     return Event(
         host=host, name=name, kind=kind, session=bounded_id(str(session)), cwd=cwd,
         agent=bounded_id(str(agent)) if isinstance(agent, (str, int)) and str(agent) else "",
-        prompt=prompt, paths=tuple(paths), source=source, trigger=trigger, tool=tool,
+        prompt=prompt, paths=tuple(paths), code="\n".join(c for c in code if c)[:MAX_CODE_CHARS],
+        source=source, trigger=trigger, tool=tool,
         transcript_path=_text(dig(payload, fields["transcript"])) if "transcript" in fields else "",
         rule_file=_text(dig(payload, fields["rule_file"]))
         if kind == "rule_loaded" and "rule_file" in fields else "",

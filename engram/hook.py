@@ -198,21 +198,30 @@ class HookCall:
 
         result = route_request(self.index, self.workspace.location, self.event.cwd, "",
                                list(self.event.paths), 10_000, include_always=False,
-                               name_words=True)
-        # Glob matches first, each after the cards it depends on (`selected` is in that
-        # order); then cards whose title, tags or description name the files.
-        wanted = {s.slot for s in result.selected if any(r.kind == "path" for r in s.reasons)}
+                               name_words=True,
+                               code=self.event.code if self.settings.get("load.code", True) else None)
+        # Glob matches first, then the cards the written code uses or imports, each after the
+        # cards it depends on (`selected` is in that order); then cards whose title, tags or
+        # description name the files.
+        by_glob = self._with_prerequisites(result, ("path",), set())
+        by_code = self._with_prerequisites(result, ("import", "code"), set(by_glob))
+        by_name = [s.slot for s in result.selected if s.slot not in by_glob
+                   and s.slot not in by_code and any(r.kind in ("tag", "text") for r in s.reasons)]
+        return by_glob + by_code + by_name
+
+    def _with_prerequisites(self, result: Any, kinds: tuple[str, ...], taken: set[int]) -> list[int]:
+        """The selected cards with a reason of one of `kinds`, and the cards they depend on,
+        in `selected` order (prerequisites first), leaving out `taken`."""
+        wanted = {s.slot for s in result.selected if any(r.kind in kinds for r in s.reasons)}
+        wanted -= taken
         stack = list(wanted)
         while stack:
             for dep in self.index.row(stack.pop()).depends_on:
                 dep_slot = self.index.slot_of(dep)
-                if dep_slot is not None and dep_slot not in wanted:
+                if dep_slot is not None and dep_slot not in wanted and dep_slot not in taken:
                     wanted.add(dep_slot)
                     stack.append(dep_slot)
-        by_glob = [s.slot for s in result.selected if s.slot in wanted]
-        by_name = [s.slot for s in result.selected if s.slot not in wanted
-                   and any(r.kind in ("tag", "text") for r in s.reasons)]
-        return by_glob + by_name
+        return [s.slot for s in result.selected if s.slot in wanted]
 
     def slots_for_keys(self, keys: list[str]) -> list[int]:
         slots: list[int] = []

@@ -239,11 +239,11 @@ class CompiledIndex:
             listed = self._positions[term] = self.postings(term)[0].tolist()
         return (65535 - self.postings(term)[1][listed.index(slot)]) & 3
 
-    def head_phrases(self, phrases: list[str]) -> dict[str, memoryview[int]]:
-        """phrase -> the slots whose head holds it, for the phrases the index knows (one
-        query for all of a prompt's phrases)."""
+    def term_slots(self, terms: list[str]) -> dict[str, memoryview[int]]:
+        """term -> the slots of its postings, for the terms the index knows (one query for all
+        of them): a prompt's head phrases, a touched file's code names (engram.code_names)."""
         return {term: _unsigned(blob, "I") for term, blob in self._where_in(
-            "SELECT term, slots FROM postings WHERE term IN ({})", phrases)}
+            "SELECT term, slots FROM postings WHERE term IN ({})", terms)}
 
     def head_count(self, term: str) -> int:
         """How many cards hold `term` in their head (title, tags, card line); read with the

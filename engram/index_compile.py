@@ -95,6 +95,12 @@ def _field_terms(card: Card) -> tuple[dict[str, list[int]], list[int]]:
     for term in body.keys() & counts.keys():
         counts[term][3] = body[term]
     counts.update({term: [0, 0, 0, tf] for term, tf in body.items() if term not in counts})
+    # The names the card gives as code (`useTranslation`, `date-fns`), under keys no prompt
+    # word reaches: a touched file that uses them finds the card (see engram.code_names).
+    from engram import code_names
+
+    for name in code_names.card_names(card.title, card.card, card.body, card.tags):
+        counts.setdefault(name, [0, 0, 0, 1])
     return counts, lengths
 
 

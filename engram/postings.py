@@ -24,8 +24,9 @@ _SLOT_MASK: Final = 0xFFFFFFFF
 
 
 def slot_lengths(terms: dict[str, list[int]]) -> list[int]:
-    """Field lengths in terms (head phrases, keys with a space, are not words of a field)."""
-    words = [counts for term, counts in terms.items() if " " not in term]
+    """Field lengths in terms (head phrases, keys with a space, and code names, keys after a
+    backtick, are not words of a field)."""
+    words = [counts for term, counts in terms.items() if " " not in term and term[:1] != "`"]
     return [sum(column) for column in zip(*words, strict=False)] if words else [0, 0, 0, 0]
 
 

@@ -1,5 +1,5 @@
 """Routing at the I/O edge: turn raw paths and a prompt into a router Query (checking the
-disk for prompt-named files), then route."""
+disk for prompt-named files and for modules written code imports), then route."""
 
 from __future__ import annotations
 
@@ -12,17 +12,44 @@ from engram.index import CompiledIndex
 def route_request(index: CompiledIndex, workspace_root: "str | os.PathLike[str]",
                   cwd: "str | os.PathLike[str]", prompt: str,
                   raw_paths: list[str], limit: int, include_always: bool = True,
-                  name_words: bool = False) -> router.RouteResult:
+                  name_words: bool = False, code: str | None = None) -> router.RouteResult:
     """`name_words`: the touched files' names join the prompt text (a path event has no
-    prompt; a card about "migrations" with no globs still routes for a migration file)."""
+    prompt; a card about "migrations" with no globs still routes for a migration file).
+    `code`: the code the event writes into the touched file (None: do not route on code);
+    the names it uses and the modules it imports route too."""
     root = os.fspath(workspace_root)
     relative, warnings = anchors.touched(raw_paths, os.fspath(cwd), root)
     if name_words and relative:
         prompt = (prompt + " " + anchors.name_words(relative)).strip()
     named = anchors.named_in_prompt(prompt, os.fspath(cwd), root) if prompt else []
+    names: tuple[str, ...] = ()
+    imported: tuple[tuple[str, str], ...] = ()
+    if code:
+        names, imported = code_evidence(root, relative, code)
     query = router.Query(prompt=prompt, paths=tuple(relative), prompt_paths=tuple(named),
-                         include_always=include_always, limit=limit)
+                         include_always=include_always, limit=limit, code_names=names,
+                         imported=imported)
     result = router.route(index, query)
     if warnings:
         return result.with_warnings(tuple(warnings))
     return result
+
+
+def code_evidence(root: str, relative: list[str],
+                  written: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the names the code an event writes uses, (imported path, importing file) for each of
+    its relative imports that exists in the workspace). The code is what the event carries
+    (a Write's content, an Edit's new text, a patch's added lines) for the first touched file;
+    nothing when that file is data or configuration rather than source."""
+    from engram import code_names
+
+    if not written or not relative or not relative[0].lower().endswith(code_names.SOURCE_SUFFIXES):
+        return (), ()
+    used, groups = code_names.file_evidence(written, relative[0])
+    imported: dict[str, str] = {}
+    for candidates in groups:
+        for candidate in candidates:
+            if os.path.isfile(os.path.join(root, *candidate.split("/"))):
+                imported.setdefault(candidate, relative[0])
+                break
+    return tuple(used), tuple(imported.items())

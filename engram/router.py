@@ -43,6 +43,14 @@ TAG_BONUS: Final = 1.5
 # its cards only when the prompt names nothing else.
 TAG_SHARED: Final = 3
 PATH_SCORE: Final = 10.0
+# A name a touched file uses selects the cards that give it as code when at most this many
+# cards give it: a name more cards share (`prisma` in a Prisma project) says nothing about any
+# one of them. Below a glob's score: a card claiming the file itself comes first.
+CODE_SHARED: Final = 2
+CODE_SCORE: Final = 5.0
+# Distinct pieces of code evidence a card needs (names used, a module imported): one shared
+# name is often incidental (a `createdAt` column in any file); two are the convention in use.
+CODE_MIN: Final = 2
 # Head evidence needed to select a card on text, at REFERENCE_CARDS cards (scaled like
 # MIN_TEXT_SCORE), and the share of the best card's head evidence a card must reach.
 HEAD_MIN: Final = 1.0
@@ -72,7 +80,7 @@ DEFAULT_LIMIT: Final = 8
 
 @frozen
 class Reason:
-    """Why a card was selected (or, from `explain_card`, not). `kind` is path | text | tag |
+    """Why a card was selected (or, from `explain_card`, not). `kind` is path | import | code | text | tag |
     always | dependency | cut; `detail` is a sentence for a card author; `words` the prompt
     words behind a text reason as (word, field) pairs, field one of FIELD_WORDS."""
     kind: str
@@ -93,6 +101,10 @@ class Query(Record):
     prompt: str = ""
     paths: tuple[str, ...] = ()  # relative to the workspace root, '/'-separated
     prompt_paths: tuple[str, ...] = ()  # files named in the prompt that exist
+    # What the touched files' code says (engram.code_names): the names it uses, as index keys,
+    # and the workspace paths its relative imports may name, each with the file importing it.
+    code_names: tuple[str, ...] = ()
+    imported: tuple[tuple[str, str], ...] = ()
     include_always: bool = True
     limit: int = DEFAULT_LIMIT
 
@@ -245,7 +257,7 @@ class _TextHits:
         prompt_phrases = [p for p in dict.fromkeys(text.phrases(self.sequence))
                           if p not in self.terms][:MAX_QUERY_TERMS]
         if prompt_phrases and head_hits:
-            for phrase, slots in self.index.head_phrases(prompt_phrases).items():
+            for phrase, slots in self.index.term_slots(prompt_phrases).items():
                 heads = len(slots)
                 weight = PHRASE_WEIGHT * math.log(1.0 + max(count - heads + 0.5, 0.5) / (heads + 0.5))
                 for slot in slots:
@@ -353,7 +365,10 @@ def describe_words(words: list[tuple[str, str]]) -> str:
     return "; ".join(f"{', '.join(by_field[f])} in the {f}" for f in order)
 
 
-def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> dict[int, list[Reason]]:
+def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str,
+                  imported_by: dict[str, str] | None = None) -> dict[int, list[Reason]]:
+    """The cards whose globs match the paths; with `imported_by` (path -> the touched file
+    importing it), reasons of kind "import"."""
     found: dict[int, list[Reason]] = {}
     paths = list(paths)
     if not paths:
@@ -368,12 +383,45 @@ def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str) -> di
             candidates.update(buckets.get(key, ()))
         for glob_index in sorted(candidates):
             slot, _regex, pattern = glob_rows[glob_index]
-            if slot in found and any(r.detail.endswith(f"{path}") for r in found[slot]):
+            if slot in found and (imported_by or any(r.detail.endswith(f"{path}")
+                                                     for r in found[slot])):
                 continue
             if index.compiled_glob(glob_index).match(path):
                 found.setdefault(slot, []).append(
-                    Reason("path", f"{pattern} matches {source}{path}"))
+                    Reason("import", f"{pattern} matches {path}, imported by {imported_by[path]}")
+                    if imported_by else Reason("path", f"{pattern} matches {source}{path}"))
     return found
+
+
+def _code_matches(index: CompiledIndex, names: tuple[str, ...]) -> dict[int, set[str]]:
+    """slot -> the names it gives as code that the touched files use, counting only names
+    few cards give."""
+    found: dict[int, set[str]] = {}
+    active = index.active_set()
+    for key, slots in index.term_slots(list(names)).items():
+        if len(slots) > CODE_SHARED:
+            continue
+        for slot in slots:
+            if slot in active:
+                found.setdefault(slot, set()).add(key.lstrip("`!"))
+    return found
+
+
+def _code_hits(index: CompiledIndex, query: Query) -> dict[int, tuple[int, list[Reason]]]:
+    """slot -> (how many distinct pieces of code evidence, the reasons) for the cards with at
+    least CODE_MIN: the names the touched files use that it gives as code, and a module they
+    import that its `applies_to` claims."""
+    evidence: dict[int, list[Reason]] = {}
+    if query.imported:
+        evidence = _path_matches(index, [path for path, _ in query.imported], "",
+                                 dict(reversed(query.imported)))
+    counts = {slot: len(reasons) for slot, reasons in evidence.items()}
+    for slot, used in (_code_matches(index, query.code_names) if query.code_names else {}).items():
+        evidence.setdefault(slot, []).append(Reason("code", "the touched files use " + ", ".join(
+            f"`{name}`" for name in sorted(used)) + ", which it names"))
+        counts[slot] = counts.get(slot, 0) + len(used)
+    return {slot: (counts[slot], reasons) for slot, reasons in evidence.items()
+            if counts[slot] >= CODE_MIN}
 
 
 def size_factor(cards: int) -> float:
@@ -495,6 +543,7 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     path_hits = _path_matches(index, paths, "")
     for slot, reasons in _path_matches(index, query.prompt_paths, "prompt path ").items():
         path_hits.setdefault(slot, []).extend(reasons)
+    code_hits = _code_hits(index, query) if query.imported or query.code_names else {}
     text_hits = _TextHits(index, query.prompt)
 
     # slot -> (score, reasons or None: built on demand from text_hits)
@@ -502,6 +551,11 @@ def route(index: CompiledIndex, query: Query) -> RouteResult:
     for slot, reasons in path_hits.items():
         score = text_hits.scores.get(slot, 0.0)
         ranked[slot] = (PATH_SCORE + score, reasons + (text_hits.reasons(slot) if score else []))
+    for slot, (count, reasons) in code_hits.items():
+        if slot not in ranked:
+            score = text_hits.scores.get(slot, 0.0)
+            ranked[slot] = (CODE_SCORE + count + score,
+                            reasons + (text_hits.reasons(slot) if score else []))
     chosen_text, cut = _text_cut(text_hits, len(index.active))
     for slot in chosen_text:
         if slot not in ranked:

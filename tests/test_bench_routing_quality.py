@@ -7,6 +7,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import shared_or_skip
@@ -128,7 +129,10 @@ def test_labelled_set_does_not_fall_below_its_goal(name: str) -> None:
     assert set(quality.GOAL) == set(FLOORS[name])
 
 
-@pytest.mark.parametrize("session", ["webapp-session.jsonl", "webapp-session-2.jsonl"])
+SESSION_FILES = ["webapp-session.jsonl", "webapp-session-2.jsonl", "webapp-session-3.jsonl"]
+
+
+@pytest.mark.parametrize("session", SESSION_FILES)
 def test_session_bench_labels_name_cards_of_its_store(session: str) -> None:
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
@@ -144,50 +148,55 @@ def test_session_bench_labels_name_cards_of_its_store(session: str) -> None:
     assert 40 <= len(ids) <= 50
 
 
-def test_session_bench_measures_static_always_and_auto() -> None:
+@pytest.mark.parametrize("session", SESSION_FILES)
+def test_every_touched_path_has_its_content_after_the_step(session: str) -> None:
+    """The bench's repository: each (step, path) of a session has one edits entry, and a file
+    a step creates is not in the repository before it."""
+    session_tokens = _session_tokens()
+    path = session_tokens.WEBAPP_SESSION.with_name(session)
+    steps = session_tokens.load_session(path)
+    edits = session_tokens.load_edits(path)
+    assert edits is not None
+    wanted = {(number, touched) for number, step in enumerate(steps)
+              for touched in step.get("paths") or []}
+    assert set(edits) == wanted
+
+
+def _session_tokens() -> Any:
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
     import session_tokens
 
-    report = session_tokens.webapp("claude")  # uses a temp state dir of its own
+    return session_tokens
+
+
+# Neither goal of the session bench (auto <= 50% of static's characters with >= 97% of the
+# needed pairs in context) is met; each session is gated at its measured level, with routing
+# on the code the agent writes and by paths and prompts alone, so that neither slips.
+# Session 1: the store and session written before any ranking change; session 2: written after
+# the ranking work, before any run on it; session 3 and the repository (with the per-step edits
+# of all three): written blind, from the cards and unlabelled prompts, before any run.
+SESSION_GATES = [
+    # session, pairs, written code: share of static at most, pairs at least; paths only: same
+    ("webapp-session.jsonl", 49, 0.557, 43, 0.53, 41),
+    ("webapp-session-2.jsonl", 37, 0.452, 30, 0.40, 26),
+    ("webapp-session-3.jsonl", 44, 0.536, 39, 0.49, 32),
+]
+
+
+@pytest.mark.parametrize(("session", "pairs", "code_share", "code_pairs", "paths_share",
+                          "paths_pairs"), SESSION_GATES)
+def test_session_bench_is_gated_at_its_measured_level(
+        session: str, pairs: int, code_share: float, code_pairs: int, paths_share: float,
+        paths_pairs: int) -> None:
+    session_tokens = _session_tokens()
+    report = session_tokens.webapp("claude", session_tokens.WEBAPP_SESSION.with_name(session))
     static, always, auto = report["static"], report["always"], report["auto"]
     assert static["chars"] == 2 * static["claude_md_chars"]  # loaded at start and after compaction
     assert 0 < auto["chars"] < always["chars"]
-    assert auto["pairs"] == 49
-    # Neither goal is met yet: synonyms brought 4 more needed pairs into context (41 of 49,
-    # was 37) at the cost of their bodies (53.0% of static's characters, was 49.3%; the goal is
-    # 50%). Both are gated at their measured levels so that neither slips further.
-    assert auto["share_of_static"] <= 0.53
-    assert auto["pairs_in_context"] >= 41
-
-
-def test_held_out_session_is_gated_at_its_measured_level() -> None:
-    """The second session was written after the ranking work and before any run on it; it is
-    gated where it was first measured with path cards' prerequisites delivered (26 of 37 pairs,
-    38.1% of static) so that a change tuned on the first session cannot quietly cost it."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    import session_tokens
-
-    report = session_tokens.webapp("claude", session_tokens.WEBAPP_SESSION_2)
-    auto = report["auto"]
-    assert auto["pairs"] == 37
-    assert auto["share_of_static"] <= 0.40
-    assert auto["pairs_in_context"] >= 26
-
-
-def test_needed_only_floor_sends_each_needed_card_once_per_context() -> None:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    import session_tokens
-
-    def floor(*steps: dict) -> int:
-        return session_tokens.needed_only(session_tokens.WEBAPP, list(steps))
-
-    start = floor()
-    assert start > 0  # the store's always card, at session start
-    one = floor({"needed": ["i18n"]}) - start
-    assert one > 0
-    assert floor({"needed": ["i18n"]}, {"needed": ["i18n"]}, {"needed": []}) == start + one
-    assert floor({"needed": ["i18n"]}, {"event": "compact"}, {"needed": ["i18n"]}) == \
-        2 * (start + one)
+    assert report["code"] is True and auto["pairs"] == pairs
+    assert auto["share_of_static"] <= code_share
+    assert auto["pairs_in_context"] >= code_pairs
+    paths_only = report["auto (paths only)"]
+    assert paths_only["share_of_static"] <= paths_share
+    assert paths_only["pairs_in_context"] >= paths_pairs
