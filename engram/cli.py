@@ -98,13 +98,16 @@ def route(
     as_json: bool = JsonOption,
     batch: Optional[Path] = typer.Option(None, "--batch", help="JSON lines of "
                                          '{"prompt": ..., "paths": [...]}; one result line each.'),
+    written: Optional[Path] = typer.Option(None, "--written", metavar="FILE", help="Route as "
+                                           "if the agent wrote this file's code (into the first "
+                                           "--path, or the file itself; - reads stdin)."),
 ) -> None:
     """Show which memory cards a prompt and touched paths select, and why."""
     from engram.commands import route as command
 
     raise typer.Exit(command.run(prompt=prompt, paths=path, roots=root, cwd=_cwd(cwd),
                                  limit=limit, explain=explain, as_json=as_json, batch=batch,
-                                 why_not=why_not))
+                                 why_not=why_not, written=written))
 
 
 @app.command()

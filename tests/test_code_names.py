@@ -5,6 +5,8 @@ a Write, Edit, MultiEdit, replace or apply_patch carries; never what is only rea
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,3 +256,22 @@ def test_data_files_are_not_routed_as_code(ws: Path) -> None:
     assert touched(ws, manifest, "Write", content=text).strip() == ""
 
 
+
+
+def test_route_written_explains_the_code_evidence(ws: Path) -> None:
+    """`engram route --written FILE` shows a card author what a hook would select for code."""
+    component = write(ws, "web/src/components/Badge.tsx", I18N_CODE)
+    done = subprocess.run([sys.executable, "-m", "engram", "route", "--written", component,
+                           "--explain"], cwd=ws, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "i18n" in done.stdout
+    assert "code: the touched files use `react-i18next`, `usetranslation`" in done.stdout
+    piped = subprocess.run([sys.executable, "-m", "engram", "route", "--path", component,
+                            "--written", "-", "--json"], cwd=ws, input=FORM_CODE,
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert [card["id"] for card in json.loads(piped.stdout)["selected"]] == ["forms"]
+    missing = subprocess.run([sys.executable, "-m", "engram", "route", "--written",
+                              str(ws / "nope.ts")], cwd=ws, capture_output=True, text=True,
+                             timeout=120)
+    assert missing.returncode != 0 and "cannot read" in missing.stderr

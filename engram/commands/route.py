@@ -129,17 +129,22 @@ def _explain_lines(index: index_module.CompiledIndex, result: RouteResult,
 
 def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
         limit: int | None, explain: bool, as_json: bool, batch: Path | None,
-        why_not: str | None = None) -> int:
+        why_not: str | None = None, written: Path | None = None) -> int:
     compiled, root, settings = open_index(cwd, roots)
     effective_limit = limit if limit is not None else int(settings.get("load.limit", DEFAULT_LIMIT))
     if effective_limit < 1:
         raise EngramError("--limit must be at least 1")
     if batch is not None:
         return _run_batch(compiled, root, cwd, batch, effective_limit)
+    code = None
+    if written is not None:
+        code = _written_code(written)
+        if not paths:
+            paths = [str(written)]
     if prompt is None and not paths:
         raise EngramError("give a prompt, --path, or --batch FILE")
     prompt = without_secrets(prompt or "")
-    result = route_request(compiled, root, cwd, prompt, list(paths), effective_limit)
+    result = route_request(compiled, root, cwd, prompt, list(paths), effective_limit, code=code)
     if why_not is not None:
         from engram import why_not as why_not_module
 
@@ -211,3 +216,19 @@ def _run_batch(compiled: index_module.CompiledIndex, root: Path, cwd: Path, batc
                                    [str(p) for p in raw_paths], limit)
             output.write_json(result_json(compiled, result), one_line=True)
     return 0
+
+
+def _written_code(written: Path) -> str:
+    """The code of `--written FILE` (`-`: standard input), as a hook reads what a tool call
+    writes: its first MAX_CODE_CHARS."""
+    import sys
+
+    from engram.code_names import MAX_CODE_CHARS
+
+    try:
+        if str(written) == "-":
+            return sys.stdin.read(MAX_CODE_CHARS)
+        with open(written, encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_CODE_CHARS)
+    except OSError as exc:
+        raise EngramError(f"cannot read {written}: {exc.strerror or exc}") from None
