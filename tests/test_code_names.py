@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from hookkit import call, context, make_workspace, payload, sent_ids
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram import code_names, index, router, text
 from engram.query import route_request
@@ -275,3 +277,27 @@ def test_route_written_explains_the_code_evidence(ws: Path) -> None:
                               str(ws / "nope.ts")], cwd=ws, capture_output=True, text=True,
                              timeout=120)
     assert missing.returncode != 0 and "cannot read" in missing.stderr
+
+
+CODE_ALPHABET = st.sampled_from(list("aZ_$-./@'\"`(){}\n \t:;=*+") + ["import ", "from ", "require(",
+                                                                      "../", "./", "\u00e9", "\x00"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CODE_ALPHABET, max_size=400).map("".join),
+       st.lists(st.sampled_from(["a", "b", "..", ".", "src"]), min_size=1, max_size=5))
+def test_any_code_gives_bounded_names_and_imports_inside_the_workspace(code: str,
+                                                                       parts: list[str]) -> None:
+    """Whatever an agent writes: no error, at most MAX_NAMES names, every key reachable only
+    through the backtick prefix, and no imported path outside the workspace."""
+    relative = "/".join(parts) + "/file.ts"
+    names, groups = code_names.file_evidence(code, relative)
+    assert len(names) <= code_names.MAX_NAMES + 2 * code_names.MAX_IMPORTS
+    assert all(name.startswith(code_names.KEY_PREFIX) and len(name) > 1 for name in names)
+    assert len(groups) <= code_names.MAX_IMPORTS
+    for group in groups:
+        for path in group:
+            assert not path.startswith(("/", "../")) and path not in (".", "..")
+            assert "/../" not in path and not path.endswith("/..")
+    assert all(key.startswith(code_names.KEY_PREFIX)
+               for key in code_names.card_names(code, code, code, (code,)))
