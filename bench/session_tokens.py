@@ -1,14 +1,15 @@
 """What a realistic session costs in context, and whether the cards it needed reached the model.
 
 The default sessions are the labelled web-app sessions in `bench/session/`: a 47-card store for
-a React + Fastify + Prisma web app (`webapp/`, written for this bench) and three sessions of 30
+a React + Fastify + Prisma web app (`webapp/`, written for this bench) and four sessions of 30
 prompts, each one feature's work (`webapp-session.jsonl`: a "due soon" badge and reminders;
-`webapp-session-2.jsonl`: task comments; `webapp-session-3.jsonl`: recurring tasks), each
+`webapp-session-2.jsonl`: task comments; `webapp-session-3.jsonl`: recurring tasks;
+`webapp-session-4.jsonl`: CSV export and import), each
 prompt with the files the agent then edits and the cards that prompt needs, with a compaction
 half way. The store and the first session were written before any routing change was
 measured on them; the second later, before any run on it; the third, with the repository the
 sessions work in (`webapp-repo/`) and each step's edits (`<session>-edits.jsonl`), blind: from
-the cards and the unlabelled prompts, before any run. Every prompt fires
+the cards and the unlabelled prompts, before any run; the fourth likewise, later. Every prompt fires
 `UserPromptSubmit`, then a `PostToolUse` (Write, Edit or MultiEdit) per touched file (Claude with
 `hooks.path_rules: hook`, so path cards arrive through the hook and are counted); the compaction
 fires `PreCompact` and `SessionStart` (source `compact`).
@@ -31,7 +32,7 @@ compaction, up to and including that prompt's own tool calls); also the needed c
 reached the model at a prompt that needed them. Goal: auto <= 50% of static's characters with
 >= 97% of needed pairs in context.
 
-    python bench/session_tokens.py [--json]           # all three sessions
+    python bench/session_tokens.py [--json]           # all four sessions
     python bench/session_tokens.py --session bench/session/webapp-session-2.jsonl
     python bench/session_tokens.py --store bundled    # the older unlabelled session on the
                                                       # bundled memories: auto against always
@@ -51,7 +52,8 @@ WEBAPP = BENCH / "session" / "webapp"
 WEBAPP_SESSION = BENCH / "session" / "webapp-session.jsonl"
 WEBAPP_SESSION_2 = BENCH / "session" / "webapp-session-2.jsonl"
 WEBAPP_SESSION_3 = BENCH / "session" / "webapp-session-3.jsonl"
-SESSIONS = (WEBAPP_SESSION, WEBAPP_SESSION_2, WEBAPP_SESSION_3)
+WEBAPP_SESSION_4 = BENCH / "session" / "webapp-session-4.jsonl"
+SESSIONS = (WEBAPP_SESSION, WEBAPP_SESSION_2, WEBAPP_SESSION_3, WEBAPP_SESSION_4)
 # The repository the sessions work in, before the first step, and per session the content of
 # each touched file after each step (`<session>-edits.jsonl`).
 WEBAPP_REPO = BENCH / "session" / "webapp-repo"
