@@ -36,7 +36,7 @@ KEEP_ON_SOURCES: Final = ("resume", "fork")
 class Event(Record):
     host: str
     name: str  # the host's own event name
-    kind: str  # start | prompt | path | subagent | reset | rule_loaded | end
+    kind: str  # start | prompt | path | subagent | reset | compaction | rule_loaded | end
     session: str
     cwd: str
     agent: str = ""  # set inside a subagent

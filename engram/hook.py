@@ -283,7 +283,10 @@ class HookCall:
             # history (`dropped_on_resume`) are sent again rather than lost.
             gone = set(entry.pop("resume_drops"))
             entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
-        if event.kind == "reset":
+        if event.kind in ("reset", "compaction"):
+            # `compaction`: the host is about to compact, and may not (cancelled, blocked by
+            # another hook, failed, nothing to compact); the reset comes with the event it
+            # sends once it has (a `compact` session start).
             delivery.touch(entry, now)
             return delta.EMPTY
         if event.kind == "rule_loaded":

@@ -32,9 +32,16 @@ def start(client: str, cwd: Path | str, source: str, session: str = "S") -> str:
 
 
 def compact(client: str, cwd: Path | str, session: str = "S") -> str:
+    """A completed compaction, as the host reports it: Claude Code and Codex announce it
+    (PreCompact) and then start the session again with source "compact"; Gemini CLI
+    announces a manual /compress only."""
     name = "PreCompress.json" if client == "gemini" else "PreCompact.json"
-    return context(call(client, payload(client, name, Path(cwd), trigger="manual",
-                                        session_id=session)))
+    answer = context(call(client, payload(client, name, Path(cwd), trigger="manual",
+                                          session_id=session)))
+    if client != "gemini":
+        answer += context(call(client, payload(client, "SessionStart.json", Path(cwd),
+                                               source="compact", session_id=session)))
+    return answer
 
 
 @pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
@@ -59,9 +66,9 @@ def test_a_compaction_reported_from_a_sub_folder_resets_the_session(ws: Path,
     comes back at the next prompt, wherever that prompt comes from."""
     start(client, ws, "startup")
     prompt(client, ws, "what is the release checklist?")
-    compact(client, ws / "src" / "api")
+    compacted = compact(client, ws / "src" / "api")  # Claude, Codex: a `compact` start
     after = prompt(client, ws, "what is the release checklist?")
-    assert sent_ids(after) == ["overview", "release"]
+    assert sent_ids(compacted) + sent_ids(after) == ["overview", "release"]
 
 
 def test_a_sub_folder_entry_point_keeps_subagents_apart(ws: Path) -> None:
@@ -151,9 +158,9 @@ def test_a_card_the_session_has_from_another_workspace_is_not_sent_again(
     assert "house-style" not in sent_ids(start(client, inner, "resume"))
     assert sent_ids(prompt(client, inner, "release checklist and style")) == []
     # a compaction anywhere brings everything back, in either workspace
-    compact(client, inner)
-    assert sent_ids(prompt(client, inner, "how do code reviews work?")) == [
-        "house-style", "reviews"]
+    compacted = compact(client, inner)  # Claude, Codex: a `compact` start
+    assert sent_ids(compacted) + sent_ids(prompt(client, inner, "how do code reviews work?")) \
+        == ["house-style", "reviews"]
     back = prompt(client, ws, "how do code reviews work?")
     assert "reviews" not in sent_ids(back) and already(back) == ["reviews"]
 

@@ -80,6 +80,50 @@ def test_compaction_resets(ws: Path, client: str) -> None:
     assert sent_ids(prompt(client, ws, "release checklist")) == ["release"]
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+@pytest.mark.parametrize("trigger", ["manual", "auto"])
+def test_a_compaction_that_does_not_happen_resets_nothing(ws: Path, client: str,
+                                                          trigger: str) -> None:
+    """PreCompact fires before a compaction that may not happen: Claude Code 2.1.197 and
+    2.1.332 fire it, then nothing more, for "Not enough messages to compact", a compaction
+    blocked by another PreCompact hook and one whose request failed; Codex 0.171.0 for one
+    stopped by another hook and one whose request failed. The model still holds every body:
+    none is sent again. A completed compaction is followed by SessionStart(compact) (Codex:
+    PostCompact first; Claude: PostCompact after), and only then does memory come back."""
+    session = payload(client, "UserPromptSubmit.json", ws)["session_id"]
+    call(client, payload(client, "SessionStart.json", ws))
+    assert sent_ids(prompt(client, ws, "release checklist")) == ["release"]
+    for _ in range(2):
+        assert call(client, payload(client, "PreCompact.json", ws, session_id=session,
+                                    trigger=trigger)) == ""
+        again = prompt(client, ws, "release checklist")
+        assert sent_ids(again) == [] and already(again) == ["release"]
+    call(client, payload(client, "PreCompact.json", ws, session_id=session, trigger=trigger))
+    post = ["PostCompact.json", "SessionStart.compact.json"] if client == "codex" else \
+        ["SessionStart.3.json", "PostCompact.json"]
+    answers = [context(call(client, payload(client, name, ws, session_id=session,
+                                            trigger=trigger))) for name in post]
+    assert [sent_ids(a) for a in answers] == ([[], ["overview"]] if client == "codex"
+                                              else [["overview"], []])
+    assert sent_ids(prompt(client, ws, "release checklist")) == ["release"]
+
+
+def test_a_manual_compress_on_gemini_resets_at_once(ws: Path) -> None:
+    """Gemini CLI 0.61.0 sends nothing after a compression (no PostCompress, no `compress`
+    session start), so a manual /compress resets when it is announced: if it then compresses
+    nothing the next prompt sends its cards again (a duplicate, where waiting for a signal
+    that never comes would lose them). PreCompress "auto" fires before every model turn."""
+    def ask() -> str:
+        return context(call("gemini", payload("gemini", "BeforeAgent.json", ws,
+                                              prompt="release checklist")))
+
+    assert sent_ids(ask()) == ["overview", "release"]
+    call("gemini", payload("gemini", "PreCompress.json", ws, trigger="auto"))
+    assert already(ask()) == ["release"]
+    call("gemini", payload("gemini", "PreCompress.json", ws, trigger="manual"))
+    assert sent_ids(ask()) == ["overview", "release"]
+
+
 def test_clear_start_resets_but_resume_keeps(ws: Path) -> None:
     prompt("claude", ws, "release checklist")
     call("claude", payload("claude", "SessionStart.json", ws, source="resume"))

@@ -56,7 +56,7 @@ CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/s
 # of the user's global memory, which every workspace routes.
 INNER = "inner rule 0: vendored code keeps its own conventions."
 GOLF = "golf rule 0: the user's own habits go everywhere."
-STATS = {"calls": 0, "bodies": 0, "already": 0}  # how much the run exercised (printed with -s)
+STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0}  # printed with -s
 
 
 def card_text(word: str, body: str, always: bool, scoped: bool) -> str:
@@ -261,7 +261,9 @@ class ExactlyOnce(RuleBasedStateMachine):
             index._load_healing(path, roots, follow, allowed)
 
     # --- hook events ----------------------------------------------------------------------
-    def _call(self, host: str, document: dict) -> None:
+    def _call(self, host: str, document: dict, resets: bool | None = None) -> None:
+        """One hook call and the oracle's checks. `resets`: whether the event empties the
+        model's context, when the test knows it better than the event's kind."""
         runtime = host_registry.load_host(host)["runtime"]
         event = event_module.normalize(host, runtime, json.loads(json.dumps(document)))
         if event is None:  # an event this host's definition does not use
@@ -272,11 +274,12 @@ class ExactlyOnce(RuleBasedStateMachine):
         key = f"{host}|{event.session}" + (f"#agent:{event.agent}" if event.agent else "")
         sent_ever = self.sent_ever.setdefault(key, set())
         last = self.last_sent.setdefault(key, {})
-        if event.resets and event.kind != "reset":
+        resets = event.resets if resets is None else resets
+        if resets and event.kind != "reset":
             sent_ever.clear()
             last.clear()
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
-        if event.resets and event.kind == "reset":
+        if resets and event.kind == "reset":
             sent_ever.clear()
             last.clear()
         assert GITHUB not in text, "a secret left"
@@ -357,8 +360,29 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     def _compact(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         trigger = data.draw(st.sampled_from(("auto", "manual")))
-        name = "PreCompress.json" if host == "gemini" else "PreCompact.json"
-        self._call(host, _payload(host, name, self._cwd(data), session, trigger=trigger))
+        if host == "gemini":
+            # Nothing follows a compression on Gemini CLI: a manual one resets when announced.
+            self._call(host, _payload(host, "PreCompress.json", self._cwd(data), session,
+                                      trigger=trigger))
+            return
+        # Claude Code and Codex announce a compaction that may not happen (nothing to compact,
+        # blocked by another hook, a failed request): then the model keeps every body. A
+        # completed one is followed by a `compact` session start, which Codex sends after
+        # PostCompact and Claude Code before it (observed on Codex 0.171.0, Claude Code
+        # 2.1.197 and 2.1.332).
+        self._call(host, _payload(host, "PreCompact.json", self._cwd(data), session,
+                                  trigger=trigger), resets=False)
+        STATS["compactions"] += 1
+        if not data.draw(st.booleans()):
+            STATS["cancelled"] += 1
+            return
+        # The model's context is the summary now, whatever engram concluded.
+        self.sent_ever.pop(f"{host}|{session}", None)
+        self.last_sent.pop(f"{host}|{session}", None)
+        post = _payload(host, "PostCompact.json", self._cwd(data), session, trigger=trigger)
+        start = _payload(host, "SessionStart.json", self._cwd(data), session, source="compact")
+        for document in ((post, start) if host == "codex" else (start, post)):
+            self._call(host, document)
 
     def _end(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         if host == "codex":

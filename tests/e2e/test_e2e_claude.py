@@ -20,6 +20,7 @@ Conversations, each in its own workspace and HOME:
 from __future__ import annotations
 
 import json
+import sys
 from typing import Iterator
 
 import pytest
@@ -92,6 +93,28 @@ def convo(version: str) -> Iterator[Conversation]:
         c.run("prompt3", prompt("Quokka again.", resume=True))
         c.run("compact", ["-p", "/compact", "--continue", *STREAM])
         c.run("after", prompt("More on zebrafish.", resume=True))
+        yield c
+
+
+BLOCKER = "import sys; sys.stderr.write('not now'); sys.exit(2)"
+
+
+@pytest.fixture(scope="module")
+def cancelled(version: str) -> Iterator[Conversation]:
+    """A compaction that does not happen: the user's own PreCompact hook blocks it (exit 2).
+    The model keeps alpha's body. (`/compact` with too little to compact is another such case
+    on 2.1.197, but what is too little differs by version: 2.1.332 compacts one prompt.)"""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        c.run("prompt", prompt("Tell me about zebrafish."))
+        settings = c.workspace / ".claude" / "settings.json"
+        config = json.loads(settings.read_text(encoding="utf-8"))
+        blocker = f"{sys.executable} -c \"{BLOCKER}\""
+        config["hooks"]["PreCompact"].append({"hooks": [{"type": "command", "command": blocker}]})
+        settings.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        c.run("compact_blocked", ["-p", "/compact", "--continue", *STREAM])
+        c.run("after_blocked", prompt("Zebrafish once more.", resume=True))
         yield c
 
 
@@ -212,6 +235,26 @@ def test_memory_comes_back_after_compaction(convo: Conversation) -> None:
     after = convo.requests("after")
     problems += check_memory(after, "overview") + check_memory(after, "alpha")
     verdict(convo, "/compact -> PreCompact reset, memory back", problems)
+
+
+def test_a_compaction_that_does_not_happen_resets_nothing(cancelled: Conversation) -> None:
+    """PreCompact fires, the compaction does not happen ("Compaction blocked by PreCompact
+    hook"), no SessionStart(compact) follows: the model still holds alpha, which is listed,
+    not sent again."""
+    c = cancelled
+    problems = run_problems(c, "prompt", "compact_blocked", "after_blocked")
+    for label in ("compact_blocked",):
+        if c.requests(label, compaction=True):
+            problems.append(f"{label}: a compaction request reached the model")
+        fired = [row.get("event") for row in c.runs[label].hooks]
+        if "PreCompact" not in fired:
+            problems.append(f"{label}: PreCompact did not fire ({fired})")
+    for label in ("after_blocked",):
+        requests = c.requests(label)
+        problems += check_memory(requests, "alpha") + check_memory(requests, "overview")
+        if requests and ["alpha"] not in already_lines(requests[-1]):
+            problems.append(f"{label}: alpha not listed as already loaded")
+    verdict(c, "cancelled /compact -> no reset, nothing sent twice", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
