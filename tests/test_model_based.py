@@ -60,7 +60,8 @@ STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0
 
 
 def card_text(word: str, body: str, always: bool, scoped: bool) -> str:
-    lines = ["---", f"title: {word.title()} notes", f"tags: [{word}]"]
+    # Two package names: written code importing both selects the card (engram.code_names).
+    lines = ["---", f"title: {word.title()} notes", f"tags: [{word}, {word}_sdk, {word}_io]"]
     if scoped:
         lines.append(f'applies_to: ["src/{word}/**"]')
     if always:
@@ -338,18 +339,25 @@ class ExactlyOnce(RuleBasedStateMachine):
         self._call(host, _payload(host, "SessionStart.json", self._cwd(data), session, source=source))
 
     def _path(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
+        """A read of a scoped file, or code written into it that imports another card's two
+        packages (that card is then routed by code)."""
         word = words[0]
         target = str(self.ws / "src" / word / "main.py")
+        written = data.draw(st.sampled_from((None, *WORDS)))
+        code = f"import {written}_sdk\nimport {written}_io\n" if written else ""
         if host == "claude":
-            document = _payload(host, "PostToolUse.json", self._cwd(data), session, tool_name="Read",
-                                tool_input={"file_path": target})
+            document = _payload(host, "PostToolUse.json", self._cwd(data), session,
+                                tool_name="Write" if written else "Read",
+                                tool_input={"file_path": target, **({"content": code} if written else {})})
         elif host == "codex":
-            patch = f"*** Begin Patch\n*** Update File: src/{word}/main.py\n@@\n-a\n+b\n*** End Patch"
+            added = "".join(f"+{line}\n" for line in code.splitlines()) or "+b\n"
+            patch = f"*** Begin Patch\n*** Update File: src/{word}/main.py\n@@\n-a\n{added}*** End Patch"
             document = _payload(host, "PreToolUse.json", self._cwd(data), session,
                                 tool_name="apply_patch", tool_input={"command": patch})
         else:
-            document = _payload(host, "AfterTool.json", self._cwd(data), session, tool_name="read_file",
-                                tool_input={"file_path": target})
+            document = _payload(host, "AfterTool.json", self._cwd(data), session,
+                                tool_name="write_file" if written else "read_file",
+                                tool_input={"file_path": target, **({"content": code} if written else {})})
         self._call(host, document)
 
     def _subagent(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
