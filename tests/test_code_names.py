@@ -301,3 +301,39 @@ def test_any_code_gives_bounded_names_and_imports_inside_the_workspace(code: str
             assert "/../" not in path and not path.endswith("/..")
     assert all(key.startswith(code_names.KEY_PREFIX)
                for key in code_names.card_names(code, code, code, (code,)))
+
+
+# --- what the real clients send (tests/fixtures/payloads, captured by the e2e suite) -----
+
+# The card and file of the e2e conversations that write code (tests/e2e/harness.py): src/cart.ts
+# uses both of delta's code names; each capture reads it, edits it, or writes src/receipt.ts.
+DELTA = ("---\nid: delta\ntitle: Currency rules\n---\nDELTA-6f1 Amounts are integers of minor "
+         "units: convert with `toMinorUnits`, print with `formatMinorUnits`.\n")
+
+
+def real(client: str, name: str, root: Path) -> dict:
+    """A captured payload with the capture's project folder (and every path in it, Claude's
+    absolute file_path included) moved to `root`."""
+    raw = (Path(__file__).parent / "fixtures" / "payloads" / client / name).read_text(encoding="utf-8")
+    return json.loads(raw.replace("/home/dev/proj", str(root)))
+
+
+@pytest.mark.parametrize(("client", "name", "sent"), [
+    ("claude", "PostToolUse.read.json", []),
+    ("claude", "PostToolUse.edit.json", ["delta"]),
+    ("claude", "PostToolUse.write.json", ["delta"]),
+    ("codex", "PreToolUse.patch-update.json", ["delta"]),
+    ("codex", "PreToolUse.patch-add.json", ["delta"]),
+    ("gemini", "AfterTool.read.json", []),
+    ("gemini", "AfterTool.replace.json", ["delta"]),
+    ("gemini", "AfterTool.write.json", ["delta"])])
+def test_real_payloads_route_on_the_code_they_write_once(tmp_path: Path, client: str, name: str,
+                                                         sent: list[str]) -> None:
+    """Claude's Edit carries the whole old file (`tool_response.originalFile`) and Gemini's
+    read the file's text (`tool_response.llmContent`): what a tool answers is not code
+    written, only `code_fields` are."""
+    root = make_workspace(tmp_path / "proj", cards={"delta": DELTA},
+                          config={"hooks": {"path_rules": "hook"}})
+    document = real(client, name, root)
+    assert sent_ids(context(call(client, document))) == sent
+    assert context(call(client, document)) == ""  # once per session

@@ -15,6 +15,8 @@ a list of tool calls to a tag; a user message containing `PLAN-<tag>` makes the 
 after that message call the k-th step, then the model answers `DONE`. Steps:
 
   ("read", path)          Claude `Read`, Gemini `read_file`, OpenCode `read`
+  ("write", path, text)   Claude `Write`, Gemini `write_file` (a new file's whole text)
+  ("edit", path, old, new)  Claude `Edit`, Gemini `replace` (one replacement)
   ("patch", patch_text)   Codex `apply_patch`
   ("bash", command)       Claude `Bash`, Codex `exec_command`, Gemini `run_shell_command`,
                           OpenCode `bash`
@@ -244,6 +246,11 @@ def _anthropic_block(model: FakeModel, req: dict[str, Any], raw: str) -> tuple[d
         kind = step[0]
         if kind == "read" and "Read" in tools:
             return _tool("Read", {"file_path": step[1]}), "tool:Read"
+        if kind == "write" and "Write" in tools:
+            return _tool("Write", {"file_path": step[1], "content": step[2]}), "tool:Write"
+        if kind == "edit" and "Edit" in tools:
+            return _tool("Edit", {"file_path": step[1], "old_string": step[2],
+                                  "new_string": step[3]}), "tool:Edit"
         if kind == "bash" and "Bash" in tools:
             return _tool("Bash", {"command": step[1], "description": "Run a scripted command"}), "tool:Bash"
         if kind == "agent":
@@ -451,6 +458,13 @@ def _gemini_part(model: FakeModel, req: dict[str, Any]) -> tuple[dict[str, Any],
         kind = step[0]
         if kind == "read" and "read_file" in declared:
             return {"functionCall": {"name": "read_file", "args": {"file_path": step[1]}}}, "tool:read_file"
+        if kind == "write" and "write_file" in declared:
+            return {"functionCall": {"name": "write_file", "args": {
+                "file_path": step[1], "content": step[2]}}}, "tool:write_file"
+        if kind == "edit" and "replace" in declared:
+            return {"functionCall": {"name": "replace", "args": {
+                "file_path": step[1], "old_string": step[2], "new_string": step[3],
+                "instruction": "Apply the scripted edit."}}}, "tool:replace"
         if kind == "bash" and "run_shell_command" in declared:
             return {"functionCall": {"name": "run_shell_command", "args": {
                 "command": step[1], "description": "Run a scripted command"}}}, "tool:run_shell_command"

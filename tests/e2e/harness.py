@@ -49,6 +49,30 @@ CARDS = {
 BODY = {card_id: body for card_id, (_, _, body) in CARDS.items()}
 LEDGER = "ledger/entries.txt"
 
+# The card of the conversations that write code (`add_code_card`, not in every workspace: a
+# fifth card would change how the others' prompts score). It routes on no prompt word and no
+# path: only on code that uses two of the names it gives as code, `toMinorUnits` and
+# `formatMinorUnits`. CART already uses both: reading it must not bring the card, writing code
+# that uses them must, once.
+CODE_CARD = ("delta", "Currency rules",
+             "DELTA-6f1 Amounts are integers of minor units: convert with `toMinorUnits`, "
+             "print with `formatMinorUnits`.")
+CODE_BODY = CODE_CARD[2]
+CART = "src/cart.ts"
+CART_TEXT = ('import { toMinorUnits, formatMinorUnits } from "./money";\n\n'
+             "export function cartTotal(prices: number[]): string {\n"
+             "  return formatMinorUnits(prices.reduce((sum, p) => sum + toMinorUnits(p), 0));\n"
+             "}\n")
+# An edit of CART whose new text uses both names, and a new file that does.
+CART_OLD = "  return formatMinorUnits(prices.reduce((sum, p) => sum + toMinorUnits(p), 0));\n"
+CART_NEW = ("  const cents = prices.reduce((sum, p) => sum + toMinorUnits(p), 0);\n"
+            "  return formatMinorUnits(cents);\n")
+RECEIPT = "src/receipt.ts"
+RECEIPT_TEXT = ('import { toMinorUnits, formatMinorUnits } from "./money";\n\n'
+                "export function receiptLine(label: string, price: number): string {\n"
+                "  return `${label}: ${formatMinorUnits(toMinorUnits(price))}`;\n"
+                "}\n")
+
 
 def card_text(card_id: str) -> str:
     title, extra, body = CARDS[card_id]
@@ -138,6 +162,37 @@ def check_text(requests: list[Request], body: str, name: str, times: int = 1) ->
 def copies(requests: list[Request], card_id: str) -> list[int]:
     """How often card `card_id`'s body is in each request (for the report)."""
     return [r.count(BODY[card_id]) for r in requests]
+
+
+def add_code_card(workspace: Path) -> None:
+    """CODE_CARD in the memory, CART in the sources."""
+    card_id, title, body = CODE_CARD
+    (workspace / ".agents" / ".engram" / f"{card_id}.md").write_text(
+        f"---\nid: {card_id}\ntitle: {title}\n---\n{body}\n", encoding="utf-8")
+    (workspace / CART).write_text(CART_TEXT, encoding="utf-8")
+
+
+def code_problems(conversation: "Conversation", label: str, tool_answer: str, written: str,
+                  text: str, read_answer: str = "") -> list[str]:
+    """The run succeeded and the file `written` (workspace-relative) holds `text`; CODE_CARD is
+    absent until the scripted tool call that writes that code (after a call `read_answer` of
+    code using the same names, when given, which brings nothing), then present exactly once
+    in every later request of the run."""
+    problems = run_problems(conversation, label)
+    requests = conversation.requests(label)
+    if read_answer and not any(r.answer == read_answer for r in requests):
+        problems.append(f"the model never called {read_answer} in run {label!r}")
+    target = conversation.workspace / written
+    if not target.exists() or text not in target.read_text(encoding="utf-8"):
+        problems.append(f"{tool_answer} did not write its code into {written}")
+    writes = [r for r in requests if r.answer == tool_answer][:1]
+    if not writes:
+        return problems + [f"the model never called {tool_answer} in run {label!r}"]
+    before = [r for r in requests if r.n <= writes[0].n]
+    after = [r for r in requests if r.n > writes[0].n]
+    return problems + [f"{CODE_CARD[0]} present in request #{r.n} ({r.answer}) before the code "
+                       "was written" for r in before if r.count(CODE_BODY)] + \
+        check_text(after, CODE_BODY, CODE_CARD[0])
 
 
 def edit_card(workspace: Path, card_id: str, body: str) -> str:
@@ -565,6 +620,23 @@ def timing_problems(*conversations: Conversation) -> list[str]:
 
 
 # --------------------------------------------------------------------------- a conversation
+def _capture_payloads(env: dict[str, str], root: Path, folder: Path) -> None:
+    """`ENGRAM_E2E_PAYLOADS=DIR`: every payload a client gives the hook is also kept, byte for
+    byte, as DIR/<client>/<arrival ns>.<argument>.json (a `engram-hook` first on PATH saves
+    stdin, then runs this installation's). How tests/fixtures/payloads were captured; the
+    copies need their temp paths rewritten (that folder's README) before they are kept."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shim = root / "capture-bin"
+    shim.mkdir()
+    script = shim / "engram-hook"
+    script.write_text("#!/bin/sh\n"
+                      f'f="{folder}/$(date +%s%N).$1.json"\n'
+                      'cat > "$f"\n'
+                      f'exec "{ENGRAM.parent / "engram-hook"}" "$@" < "$f"\n', encoding="utf-8")
+    script.chmod(0o755)
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
+
+
 @contextlib.contextmanager
 def conversation(client: str, version: str | None = None) -> Iterator[Conversation]:
     """A client installed in `version` (default: the first of its matrix; or the module
@@ -586,6 +658,8 @@ def conversation(client: str, version: str | None = None) -> Iterator[Conversati
         home.mkdir()
         workspace = make_workspace(root / "proj", ledger_lines=400)
         env = base_env(home, server)
+        if os.environ.get("ENGRAM_E2E_PAYLOADS"):
+            _capture_payloads(env, root, Path(os.environ["ENGRAM_E2E_PAYLOADS"]) / client)
         yield Conversation(client, printed, workspace, home, env, server, binary, label=label)
     finally:
         server.stop()

@@ -12,6 +12,8 @@ Conversations, each in its own workspace and HOME:
 - `edited`: alpha and the always card edited between two prompts of one session.
 - `parallel`: two sessions in one workspace at once.
 - `global_link`: `link --global`: a read first, then, resumed, a prompt routing gamma.
+- `code`: a card routed only by the code written: a Read of a file using its code names (nothing),
+  an Edit whose new text uses them (the card once, also after `--continue`), a new session's Write.
 - `native`: `hooks.path_rules: native` (opt-in rule files): a prompt routing gamma then a read;
   a new session reading first, then a resumed prompt routing gamma. Claude loads the rule file
   itself whatever a hook sent, so this mode is at least once, not exactly once (docs/hosts.md).
@@ -27,13 +29,21 @@ import pytest
 
 from .harness import (
     BODY,
+    CART,
+    CART_NEW,
+    CART_OLD,
+    CODE_BODY,
     LEDGER,
+    RECEIPT,
+    RECEIPT_TEXT,
     SUBAGENT_TASK,
     Conversation,
+    add_code_card,
     already_lines,
     check_absent,
     check_memory,
     check_text,
+    code_problems,
     conversation,
     copies,
     delta_problems,
@@ -66,11 +76,12 @@ def setup(c: Conversation) -> None:
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--include-hook-events"]
 TOOLS = ["--allowedTools", "Read", "Agent"]
+CODE_TOOLS = ["--allowedTools", "Read", "Edit", "Write"]
 
 
-def prompt(text: str, resume: bool = False) -> list[str]:
+def prompt(text: str, resume: bool = False, tools: list[str] = TOOLS) -> list[str]:
     # stream-json with hook events: every hook call's outcome, timed as it streams
-    return ["-p", text, *(["--continue"] if resume else []), *TOOLS, *STREAM]
+    return ["-p", text, *(["--continue"] if resume else []), *tools, *STREAM]
 
 
 def prompts_on_stdin(*texts: str) -> tuple[list[str], list[str]]:
@@ -186,6 +197,24 @@ def native(version: str) -> Iterator[Conversation]:
         plan = c.server.plan("claude_n2", [("read", str(c.workspace / LEDGER))])
         c.run("read", prompt(f"{plan} Look at the data, please."))
         c.run("prompt", prompt("Tell me about ledgerkeeping.", resume=True))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def code(version: str) -> Iterator[Conversation]:
+    """Code written through Write and Edit routes the card naming what it uses: a read of
+    src/cart.ts (which uses both names) then an Edit of it; a new session writing a new file;
+    each session's turn then ends, and a resumed prompt must not bring the card again."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        add_code_card(c.workspace)
+        c.link()
+        cart = str(c.workspace / CART)
+        plan = c.server.plan("claude_edit", [("read", cart), ("edit", cart, CART_OLD, CART_NEW)])
+        c.run("read_edit", prompt(f"{plan} Tidy the cart total, please.", tools=CODE_TOOLS))
+        c.run("resumed", prompt("Thanks, anything else?", resume=True, tools=CODE_TOOLS))
+        plan = c.server.plan("claude_write", [("write", str(c.workspace / RECEIPT), RECEIPT_TEXT)])
+        c.run("write", prompt(f"{plan} Add a receipt line helper, please.", tools=CODE_TOOLS))
         yield c
 
 
@@ -370,3 +399,18 @@ def test_native_doctor_counts_only_rule_loads(native: Conversation) -> None:
     verdict(native, "doctor: InstructionsLoaded per rule file", problems,
             "rule loads seen" if loaded else "no rule load fired")
 
+
+
+# --------------------------------------------------------------------------- written code
+def test_edit_routes_on_the_code_it_writes(code: Conversation) -> None:
+    """Read of a file using both of delta's code names: nothing. Edit whose new text uses
+    them: delta once in every later request, and once after a resume."""
+    problems = run_problems(code, "resumed") + code_problems(
+        code, "read_edit", "tool:Edit", CART, CART_NEW, read_answer="tool:Read")
+    problems += check_text(code.requests("resumed"), CODE_BODY, "delta (resumed)")
+    verdict(code, "Read (no card), Edit -> PostToolUse routes on new_string", problems)
+
+
+def test_write_routes_on_the_code_it_writes(code: Conversation) -> None:
+    problems = code_problems(code, "write", "tool:Write", RECEIPT, RECEIPT_TEXT)
+    verdict(code, "Write -> PostToolUse routes on content", problems)

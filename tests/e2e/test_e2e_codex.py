@@ -7,6 +7,10 @@ Conversation: (1) a prompt routing alpha, whose turn spawns a subagent and waits
 nothing, where the server reports 150k input tokens once so Codex auto-compacts mid-turn;
 (4) resume with a prompt routing alpha again.
 
+Another conversation, `code`: a card routed only by the code written (a shell `cat` of a file
+using its code names, then an apply_patch Update File adding lines that use them, then a
+resume; a new session's Add File).
+
 Two Codex details shape the run: `--dangerously-bypass-hook-trust` (headless `codex exec` runs
 no project hook without persisted trust), and the model name: a name Codex does not know gets
 fallback metadata that offers the multi-agent tools directly but no apply_patch, while the
@@ -21,12 +25,21 @@ from typing import Iterator
 import pytest
 
 from .harness import (
+    CART,
+    CART_NEW,
+    CART_OLD,
+    CODE_BODY,
     LEDGER,
+    RECEIPT,
+    RECEIPT_TEXT,
     SUBAGENT_TASK,
     Conversation,
+    add_code_card,
     already_lines,
     check_absent,
     check_memory,
+    check_text,
+    code_problems,
     conversation,
     delta_problems,
     doctor_problems,
@@ -43,6 +56,15 @@ MODEL = "gpt-5.1-codex"      # unknown to 0.171.0: fallback metadata, multi_agen
 PATCH_MODEL = "gpt-5.5"      # in 0.171.0's catalog: freeform apply_patch
 PATCH = (f"*** Begin Patch\n*** Update File: {LEDGER}\n@@\n 2024-01-01 entry 00000 amount 0\n"
          "+2024-01-01 entry 99999 amount 5\n*** End Patch\n")
+
+
+# An Update File of CART whose added lines use both of delta's code names (so do the removed
+# ones, which must not count), and an Add File of a new source file that does.
+CART_PATCH = (f"*** Begin Patch\n*** Update File: {CART}\n@@\n"
+              + "".join(f"-{line}\n" for line in CART_OLD.splitlines())
+              + "".join(f"+{line}\n" for line in CART_NEW.splitlines()) + "*** End Patch\n")
+RECEIPT_PATCH = (f"*** Begin Patch\n*** Add File: {RECEIPT}\n"
+                 + "".join(f"+{line}\n" for line in RECEIPT_TEXT.splitlines()) + "*** End Patch\n")
 
 
 def setup(c: Conversation) -> None:
@@ -91,6 +113,24 @@ def convo(version: str) -> Iterator[Conversation]:
         c.run("compact", exec_args(f"{plan3} Keep going.", "-c",
                                    "model_auto_compact_token_limit=100000", resume=True))
         c.run("after", exec_args("More on zebrafish.", resume=True))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def code(version: str) -> Iterator[Conversation]:
+    """Code written through apply_patch routes the card naming what it uses: a shell `cat`
+    of src/cart.ts (which uses both names) then an Update File of it, then a resume; a new
+    session adding a new file."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        add_code_card(c.workspace)
+        c.link()
+        model = ("-c", f'model="{PATCH_MODEL}"')
+        plan = c.server.plan("codex_edit", [("bash", f"cat {CART}"), ("patch", CART_PATCH)])
+        c.run("read_edit", exec_args(f"{plan} Tidy the cart total, please.", *model))
+        c.run("resumed", exec_args("Thanks, anything else?", *model, resume=True))
+        plan = c.server.plan("codex_add", [("patch", RECEIPT_PATCH)])
+        c.run("add", exec_args(f"{plan} Add a receipt line helper, please.", *model))
         yield c
 
 
@@ -157,3 +197,17 @@ def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
 
 def test_no_hook_timed_out(convo: Conversation) -> None:
     verdict(convo, "hook durations, no timeout", timing_problems(convo))
+
+
+def test_patch_update_routes_on_the_lines_it_adds(code: Conversation) -> None:
+    """A shell read of a file using both of delta's code names: nothing. An Update File
+    adding lines that use them: delta once in every later request, and once after a resume."""
+    problems = run_problems(code, "resumed") + code_problems(
+        code, "read_edit", "tool:apply_patch", CART, CART_NEW, read_answer="tool:exec_command")
+    problems += check_text(code.requests("resumed"), CODE_BODY, "delta (resumed)")
+    verdict(code, "apply_patch Update File -> PreToolUse routes on added lines", problems)
+
+
+def test_patch_add_file_routes_on_its_lines(code: Conversation) -> None:
+    problems = code_problems(code, "add", "tool:apply_patch", RECEIPT, RECEIPT_TEXT)
+    verdict(code, "apply_patch Add File -> PreToolUse routes on its lines", problems)

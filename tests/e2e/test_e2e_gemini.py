@@ -4,7 +4,8 @@ after a real `engram link gemini`; every conversation runs once per version of t
 Conversation: (0) an opening prompt that routes nothing; (1) resume with a prompt routing
 alpha; (2) resume with a prompt routing alpha and beta, whose turn reads the ledger with
 read_file (gamma applies to ledger/**: AfterTool). Two more: cards edited mid-session, and
-proof mode, each resumed twice, checking that no user turn is lost.
+proof mode, each resumed twice, checking that no user turn is lost. And `code`: a card routed
+only by the code written (read_file of a file using its code names, then replace; write_file).
 
 Why nothing is printed at SessionStart: headless Gemini CLI 0.61.0 puts SessionStart's context
 in front of the user's prompt, and on `--resume` drops every saved user message that starts with
@@ -27,12 +28,19 @@ import pytest
 
 from .harness import (
     BODY,
+    CART,
+    CART_NEW,
+    CART_OLD,
     LEDGER,
+    RECEIPT,
+    RECEIPT_TEXT,
     Conversation,
+    add_code_card,
     already_lines,
     check_absent,
     check_memory,
     check_text,
+    code_problems,
     conversation,
     delta_problems,
     doctor_problems,
@@ -91,6 +99,23 @@ def prompt_then_read(version: str) -> Iterator[Conversation]:
         plan = c.server.plan("gemini_pr", [("read", LEDGER)])
         c.run("prompt_read", prompt(f"{plan} Tell me about ledgerkeeping.", resume=False))
         c.run("resumed", prompt("And quokka?"))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def code(version: str) -> Iterator[Conversation]:
+    """Code written through replace and write_file routes the card naming what it uses: a
+    read_file of src/cart.ts (which uses both names) then a replace in it; a new session
+    writing a new file. (No resume: Gemini replays a resumed tool response, AfterTool's
+    context inside it, twice; the read test above pins that.)"""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        add_code_card(c.workspace)
+        c.link()
+        plan = c.server.plan("gemini_edit", [("read", CART), ("edit", CART, CART_OLD, CART_NEW)])
+        c.run("read_edit", prompt(f"{plan} Tidy the cart total, please.", resume=False))
+        plan = c.server.plan("gemini_write", [("write", RECEIPT, RECEIPT_TEXT)])
+        c.run("write", prompt(f"{plan} Add a receipt line helper, please.", resume=False))
         yield c
 
 
@@ -238,6 +263,19 @@ def test_resume_in_proof_mode_keeps_every_turn(proof: Conversation) -> None:
     if third and "Engram proof" not in third[0].body:
         problems.append(f"no proof line in request #{third[0].n}")
     verdict(proof, "--resume in proof mode: no turn lost", problems)
+
+
+def test_replace_routes_on_the_code_it_writes(code: Conversation) -> None:
+    """read_file of a file using both of delta's code names: nothing. replace whose new text
+    uses them: delta once in every later request."""
+    problems = code_problems(code, "read_edit", "tool:replace", CART, CART_NEW,
+                             read_answer="tool:read_file")
+    verdict(code, "read_file (no card), replace -> AfterTool routes on new_string", problems)
+
+
+def test_write_file_routes_on_the_code_it_writes(code: Conversation) -> None:
+    problems = code_problems(code, "write", "tool:write_file", RECEIPT, RECEIPT_TEXT)
+    verdict(code, "write_file -> AfterTool routes on content", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
