@@ -42,7 +42,7 @@ def test_envelope_keys_are_pinned(workspace: Path, capsys: pytest.CaptureFixture
     assert set(claude) == {"host", "display_name", "supported", "reason", "configured", "observed"}
     assert set(claude["configured"][0]) == {
         "scope", "path", "exists", "state", "present", "stale", "missing", "command_resolvable",
-        "timeout_unit_ok", "broken", "problem", "fix"}
+        "timeout_unit_ok", "own_entries", "twice", "broken", "problem", "fix"}
     assert [c["scope"] for c in claude["configured"]] == ["project", "local", "global"]
     assert [c["scope"] for c in host(report, "codex")["configured"]] == ["project", "global"]
     assert host(report, "copilot")["configured"] == []

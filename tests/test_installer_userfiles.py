@@ -51,7 +51,11 @@ OLD_FORMS = ("engram hook {host}", "/old/venv/bin/engram hook {host}",
 # Commands of the user's that mention engram but do not run engram's hook for this host.
 LOOKALIKES = ("engram hook {other}", "echo engram hook {host}", "engram lint --strict",
               "/x/engram-hook {other}", "./engram-hook.sh {host}", "notengram hook {host}",
-              "bash -c 'engram hook {host}'", "grep -q engram x && ./run.sh")
+              "bash -c 'echo engram hook {host}'", "grep -q engram x && ./run.sh")
+# The user's own entries that do run engram's hook for this host, in a form engram never
+# writes: kept as they are, and engram adds no entry of its own on their event (the host
+# would run the hook twice).
+OWN_FORMS = ("bash -c 'engram hook {host}'", "uvx engram hook {host}")
 OTHER = {"claude": "codex", "codex": "claude", "gemini": "claude", "cursor": "claude",
          "windsurf": "cursor"}
 
@@ -83,9 +87,11 @@ TOP_KEYS = st.sampled_from(["model", "permissions", "env", "general", "ui", "$sc
 
 @st.composite
 def handler(draw: st.DrawFn, host: str) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["user", "user", "lookalike", "old"]))
+    kind = draw(st.sampled_from(["user", "user", "lookalike", "old", "own"]))
     if kind == "old":
         command = draw(st.sampled_from(OLD_FORMS))
+    elif kind == "own":
+        command = draw(st.sampled_from(OWN_FORMS))
     elif kind == "lookalike":
         command = draw(st.sampled_from(LOOKALIKES))
     else:
@@ -232,6 +238,14 @@ def units(host: str, text: str) -> list[tuple[str, ...]]:
     return out
 
 
+def _own_events(document: Any, host: str) -> set[str]:
+    """The events where the user's file has one of OWN_FORMS."""
+    own = {form.format(host=host) for form in OWN_FORMS}
+    return {event for event, items in ((document or {}).get("hooks") or {}).items()
+            for item in items for h in (item.get("hooks", [item]) if "hooks" in item else [item])
+            if h.get("command") in own}
+
+
 def _count_ours(document: Any, names: tuple[str, ...]) -> int:
     count = 0
     for items in ((document or {}).get("hooks") or {}).values():
@@ -307,8 +321,10 @@ def test_link_touches_nothing_of_the_users_and_unlink_gives_it_back(
         added = {("top", k, json.dumps(v)) for k, v in wrapper.items()}
         assert [u for u in units(host, linked) if u not in added] == \
             [u for u in units(host, text) if u not in added]
+        covered = _own_events(host_parse(host, text), host)
         assert _count_ours(host_parse(host, linked), host_registry.get(host).names) == \
-            len(ours_for(files.definition, Options()).entries)
+            len([e for e in ours_for(files.definition, Options()).entries
+                 if e.event not in covered])
         assert files.run(remove=False) == "unchanged"
         assert files.text() == linked
         files.run(remove=True)

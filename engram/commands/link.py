@@ -6,7 +6,7 @@ from pathlib import Path
 
 from engram import output
 from engram.commands.changes import report as changes_report
-from engram.installer import ops
+from engram.installer import ops, plan
 
 
 def run(host: str, global_scope: bool = False, session_end: bool = False, dry_run: bool = False,
@@ -21,6 +21,13 @@ def run(host: str, global_scope: bool = False, session_end: bool = False, dry_ru
     code = changes_report("link", changes, cwd, as_json, dry_run=dry_run)
     if not as_json and not dry_run:
         for target in targets:
+            where = ops.target(target, cwd, global_scope, local) if target.supported and \
+                target.install else None
+            for event, (path, command) in (plan.own_entries(target, where[0]) if where
+                                           else {}).items():
+                output.line(f"note: {ops.display(path, cwd)} already runs engram's hook for "
+                            f"{event} through your own entry ({command}): engram added none "
+                            "beside it (the host would run the hook twice)")
             if target.supported and {(False, False), (False, True)} <= set(
                     ops.linked_scopes(target, cwd)):
                 output.line(f"note: {target.name} has engram's entries in both its shared and its "

@@ -285,6 +285,82 @@ def _runs_hook(words: list[str], wanted: set[str]) -> bool:
     return False
 
 
+# What a user may put in front of engram in an entry of their own: programs that run the rest
+# of the line as a command, and those of their options that take a value.
+_WRAPPERS: Final = frozenset({"env", "exec", "command", "nohup", "nice", "timeout", "time",
+                              "uvx", "pipx", "uv", "run", "tool", "sudo", "doas"})
+_VALUE_OPTIONS: Final = frozenset({"-n", "-s", "-k", "-u", "--signal", "--kill-after", "--with",
+                                   "--from", "--python", "-p", "--spec", "--adjustment"})
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_SEPARATORS: Final = frozenset({"&&", "||", ";", "|", "&"})
+
+
+def runs_engram_hook(command: object, names: Iterable[str], args: object = None) -> bool:
+    """Does an entry run engram's hook for one of `names`, in any form a person may write:
+    the forms `is_ours` knows, and behind a runner (`uvx engram hook claude`, `uv run ...`,
+    `pipx run ...`, `timeout 5 ...`), a shell (`bash -c "engram hook claude"`), a Python
+    running the script (`/usr/bin/python3 /opt/engram/bin/engram hook claude`, `-m
+    engram.entry`), or in exec form (`command` "engram", `args` ["hook", "claude"]). Such an
+    entry is the user's own: engram adds none beside it and never edits it."""
+    if not isinstance(command, str):
+        return False
+    wanted = {n.lower() for n in names}
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        return _segment_runs_hook([command, *args], wanted, 0)
+    if is_ours(command, wanted):
+        return True
+    return any(_segment_runs_hook(words, wanted, 0) for words in _splits(command))
+
+
+def _segment_runs_hook(words: list[str], wanted: set[str], depth: int) -> bool:
+    start = 0
+    for i, word in enumerate([*words, ";"]):
+        if word in _SEPARATORS or (word.endswith(";") and i < len(words)):
+            segment = words[start:i] + ([word.rstrip(";")] if word.endswith(";") and
+                                        word not in _SEPARATORS else [])
+            if _runs_hook_at_start(segment, wanted, depth):
+                return True
+            start = i + 1
+    return False
+
+
+def _runs_hook_at_start(words: list[str], wanted: set[str], depth: int) -> bool:
+    i = 0
+    while i < len(words):  # past assignments, wrappers and their options
+        word, base = words[i], _base(words[i])
+        if "=" in word and not word.startswith("-"):
+            i += 1
+        elif base in _WRAPPERS or word.startswith("-") or (i > 0 and word.isdigit()):
+            i += 2 if word in _VALUE_OPTIONS else 1
+        else:
+            break
+    rest = words[i:]
+    if not rest:
+        return False
+    base = _base(rest[0])
+    if base in _SHELLS and depth < 2:
+        for j, word in enumerate(rest[1:-1], start=1):
+            if word.startswith("-") and not word.startswith("--") and "c" in word:
+                return any(_segment_runs_hook(inner, wanted, depth + 1)
+                           for inner in _splits(rest[j + 1]))
+        return False
+    if base.startswith(("python", "pypy")) or base in ("py", "py3"):
+        j = 1
+        while j < len(rest) and rest[j].startswith("-") and rest[j] != "-m":
+            j += 2 if rest[j] in ("-X", "-W") else 1
+        if j + 1 < len(rest) and rest[j] == "-m" and rest[j + 1] in ("engram", "engram.entry"):
+            return [w.lower() for w in rest[j + 2: j + 4]][:1] == ["hook"] and \
+                rest[j + 3: j + 4] != [] and rest[j + 3].lower() in wanted
+        rest = rest[j:]
+        if not rest:
+            return False
+        base = _base(rest[0])
+    tail = [w.lower().rstrip(";") for w in rest[1:3]]
+    if base == LAUNCHER:
+        return bool(tail) and tail[0] in wanted
+    return base == "engram" and len(tail) == 2 and tail[0] == "hook" and tail[1] in wanted
+
+
 def _programs(command: str) -> list[str]:
     """The engram programs a command may run, in the order the shell tries them: `engram`, a
     path to it or to `engram-hook`, or the python of `python -m engram`."""

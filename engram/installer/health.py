@@ -15,6 +15,7 @@ from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_byte
 from engram.installer.merge import FORMATS, Found, Ours, same_matcher
 from engram.installer.plan import (
     Options,
+    beside,
     config_path,
     desired_entries,
     follow_symlinks,
@@ -49,6 +50,10 @@ class Configured:
     # The command of each of our entries, in file order (not in the JSON): doctor's command
     # warnings read them from here instead of parsing the file a second time.
     commands: tuple[str, ...] = ()
+    # Events an entry of the user's own form runs engram's hook for (this file, or one the
+    # host reads beside it), and events that run engram's hook more than once.
+    own: tuple[str, ...] = ()
+    twice: tuple[str, ...] = ()
 
     @property
     def broken(self) -> bool:
@@ -58,7 +63,8 @@ class Configured:
         return {"scope": self.scope, "path": str(self.path), "exists": self.exists,
                 "state": self.state, "present": list(self.present), "stale": list(self.stale),
                 "missing": list(self.missing), "command_resolvable": self.command_resolvable,
-                "timeout_unit_ok": self.timeout_unit_ok, "broken": self.broken,
+                "timeout_unit_ok": self.timeout_unit_ok, "own_entries": list(self.own),
+                "twice": list(self.twice), "broken": self.broken,
                 "problem": self.problem, "fix": self.fix}
 
 
@@ -107,9 +113,16 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         what = "engram cannot read it" if isinstance(exc, jsonc.TooDeep) else "does not parse"
         return make(exists=True, state="unreadable", problem=f"{what}: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
+    own: dict[str, str] = {}
+    if hasattr(fmt, "own_entries"):
+        own = {**{event: command for event, (_file, command) in beside(host, path).items()},
+               **fmt.own_entries(document, bare)}
     if not found:
-        return make(exists=True, state="not linked")
-    make = functools.partial(make, commands=tuple(str(f.handler.get("command")) for f in found))
+        return make(exists=True, state="not linked", own=tuple(own))
+    events = [f.event for f in found]
+    twice = tuple(dict.fromkeys(e for e in events if e in own or events.count(e) > 1))
+    make = functools.partial(make, commands=tuple(str(f.handler.get("command")) for f in found),
+                             own=tuple(own), twice=twice)
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules, global_scope=global_scope, local=local,
                       command=command_setting)
@@ -122,7 +135,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
             exists=True, state=state, present=("plugin",) if current else (),
             stale=() if current else ("plugin",), command_resolvable=resolvable,
             timeout_unit_ok=True), hook)
-    wanted = {e.event: e for e in desired_entries(host, options, hook)}
+    wanted = {e.event: e for e in desired_entries(host, options, hook) if e.event not in own}
     present, stale = [], []
     seen: set[str] = set()
     for item in found:
@@ -160,6 +173,9 @@ def _finish(host: Host, global_scope: bool, row: Configured, hook: str) -> Confi
             problems.append("the hook command no longer resolves")
     if row.timeout_unit_ok is False:
         problems.append(f"a timeout is not in {host.install.get('timeout_unit')}")
+    if row.twice:
+        problems.append("engram's hook runs twice per event for " + ", ".join(row.twice)
+                        + " (two entries run it: engram's and your own, or two of engram's)")
     if row.stale:
         problems.append("stale entries: " + ", ".join(row.stale))
     if row.missing:
@@ -168,6 +184,9 @@ def _finish(host: Host, global_scope: bool, row: Configured, hook: str) -> Confi
         return row
     if fix != "engram upgrade" and (row.stale or row.missing):
         fix += ", then run `engram upgrade`"
+    if row.twice and row.command_resolvable is not False:
+        # link (like upgrade) drops engram's entry beside the user's own and keeps one of two
+        fix = f"{_link_command(host, global_scope, row.scope == 'local')} (keeps one entry per event)"
     # upgrade rewrites commands, timeouts and matchers and adds missing events, in every scope
     return Configured(**{**row.__dict__, "problem": "; ".join(problems), "fix": fix})
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from engram.installer import jsonc
-from engram.installer.command import is_ours
+from engram.installer.command import is_ours, runs_engram_hook
 
 # Keys engram sets on its own handlers. Anything else a user adds to one of our handlers is
 # kept across re-links; `name`/`description` also clear the predecessor's managed markers.
@@ -53,6 +53,9 @@ class Ours:
     container: str = "hooks"
     wrapper: tuple[tuple[str, Any], ...] = ()
     plugin_text: str = ""
+    # Events the host already runs engram's hook for from another file it reads beside this
+    # one (Codex's `[hooks]` in config.toml): engram adds no entry of its own for them.
+    covered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,27 @@ class _JsonFormat:
     def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
         raise NotImplementedError  # each JSON format lays out its own entries
 
+    def own_entries(self, document: Any, ours: Ours) -> dict[str, str]:
+        """Events whose handlers already run engram's hook for this host through an entry of
+        the user's own form, not engram's (`uvx engram hook claude`, exec form, a shell
+        around it): event -> that command. Kept as they are, and engram adds none beside."""
+        hooks = document.get(ours.container) if isinstance(document, dict) else None
+        own: dict[str, str] = {}
+        for event, items in (hooks.items() if isinstance(hooks, dict) else ()):
+            for item in items if isinstance(items, list) else ():
+                handlers = item.get("hooks") if self.grouped and isinstance(item, dict) else [item]
+                for handler in handlers if isinstance(handlers, list) else ():
+                    if isinstance(handler, dict) and not is_ours(handler.get("command"), ours.names) \
+                            and runs_engram_hook(handler.get("command"), ours.names,
+                                                 handler.get("args")):
+                        own.setdefault(event, str(handler.get("command")))
+        return own
+
     def merge(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
-        return self._apply(document, ours, ours.entries)
+        # An event the user's own entry (here or in another file of the layer) runs engram
+        # for gets no entry of engram's: one more would run the hook twice per event.
+        covered = set(ours.covered) | set(self.own_entries(document, ours))
+        return self._apply(document, ours, tuple(e for e in ours.entries if e.event not in covered))
 
     def strip(self, document: dict[str, Any], ours: Ours) -> dict[str, Any]:
         return self._apply(document, ours, ())

@@ -201,7 +201,7 @@ def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
     session_end = session_end or any(f.event == "SessionEnd" for f in installed(host, path) or ())
     options = Options(session_end=session_end, path_rules=rules, global_scope=global_scope,
                       local=local, command=command_setting(cwd))
-    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run,
+    changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
                      place=place)]
     if local and changes[0].action == "created" and not dry_run:
         keep_out_of_git(project_root(cwd), path)
@@ -370,7 +370,7 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules(cwd), global_scope=global_scope, local=local,
                       command=command_setting(cwd))
-    changes = [apply(host, path, scope, ours_for(host, options), remove=False, dry_run=dry_run,
+    changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
                      place=place)]
     if not global_scope and _rules_dir(host, cwd) and changes[0].action != "refused":
         # Rule files left by a native link would make Claude load a card a second time

@@ -132,12 +132,45 @@ def plugin_text(host: Host, hook_command: str) -> str:
     return text.replace(PLACEHOLDER, json.dumps(hook_command))
 
 
-def ours_for(host: Host, options: Options) -> Ours:
+def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
+    """engram's side of the config file at `path` (the events another file of its layer
+    already runs engram for, `covered`, get no entry)."""
     hook = command.hook_command(host.name, options.command_mode)
     return Ours(names=host.names, entries=desired_entries(host, options, hook),
                 container=str(host.install.get("container", "hooks")),
                 wrapper=tuple((host.install.get("wrapper") or {}).items()),
-                plugin_text=plugin_text(host, hook))
+                plugin_text=plugin_text(host, hook),
+                covered=tuple(beside(host, path)) if path is not None else ())
+
+
+def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
+    """The events a file the host reads hooks from beside `path` (`install.hooks_also_in`:
+    Codex's config.toml next to its hooks.json, one layer) already runs engram's hook for,
+    in any form: event -> (that file, the command). engram never writes there, so every such
+    entry is the user's own. Not read on Python 3.10 (no tomllib)."""
+    found: dict[str, tuple[Path, str]] = {}
+    import importlib
+
+    try:
+        tomllib: Any = importlib.import_module("tomllib")
+    except ImportError:  # pragma: no cover - Python 3.10
+        return found
+    container = str(host.install.get("container", "hooks"))
+    for name in host.install.get("hooks_also_in") or ():
+        other = path.parent / str(name)
+        try:
+            data = tomllib.loads(read_config_bytes(target_of(other)).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # absent, unreadable or not TOML: the host reports the latter itself
+        hooks = data.get(container)
+        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+            for group in groups if isinstance(groups, list) else ():
+                handlers = group.get("hooks") if isinstance(group, dict) else None
+                for handler in handlers if isinstance(handlers, list) else ():
+                    if isinstance(handler, dict) and command.runs_engram_hook(
+                            handler.get("command"), host.names, handler.get("args")):
+                        found.setdefault(event, (other, str(handler.get("command"))))
+    return found
 
 
 def _events_diff(before: list[Found], after: list[Found]) -> tuple[str, ...]:
@@ -217,6 +250,23 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         action = "updated"
     return make(action=action, entries=len(after_found),
                 events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup)
+
+
+def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
+    """Events the config file at `path`, or a file the host reads beside it, runs engram's hook
+    for through an entry of the user's own form: event -> (file, command)."""
+    fmt = FORMATS[host.install["format"]]
+    found = beside(host, path)
+    if not hasattr(fmt, "own_entries"):
+        return found
+    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
+    try:
+        document = fmt.load(read_config_bytes(target_of(path)).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
+        return found
+    for event, command_text in fmt.own_entries(document, bare).items():
+        found.setdefault(event, (path, command_text))
+    return found
 
 
 def installed(host: Host, path: Path) -> list[Found] | None:

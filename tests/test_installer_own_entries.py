@@ -1,0 +1,160 @@
+"""An engram hook entry the user already has in their own form: `engram link` adds no second
+one (the host would run the hook twice per event), never edits the user's entry, and `doctor`
+reports an event that runs the hook twice.
+
+The forms: a runner or shell in front of engram (`uvx`, `uv run`, `pipx run`, `timeout`,
+`bash -c`), a Python running the script, exec form (`command` + `args`), and Codex's
+`[hooks]` tables in the config.toml it reads beside hooks.json. And the file a downgrade
+leaves: a newer release's entry plus the one an older release added beside it, because the
+older one did not know the newer command form."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from installer_helpers import PINNED, engram
+
+from engram.commands import doctor
+from engram.installer.command import runs_engram_hook
+
+
+@pytest.fixture(autouse=True)
+def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", PINNED)
+
+
+OWN_FORMS = [
+    {"type": "command", "command": "uvx engram hook claude"},
+    {"type": "command", "command": "uv run --with engram engram hook claude"},
+    {"type": "command", "command": "pipx run engram hook claude"},
+    {"type": "command", "command": "timeout 8 engram hook claude"},
+    {"type": "command", "command": "bash -c 'engram hook claude 2>/dev/null'"},
+    {"type": "command", "command": "/opt/py/bin/python3.12 /opt/engram/bin/engram hook claude"},
+    {"type": "command", "command": "python3 -m engram.entry hook claude"},
+    {"type": "command", "command": "/opt/engram/bin/engram", "args": ["hook", "claude"]},
+]
+
+
+def engram_handlers(document: dict, event: str, host: str = "claude") -> list[dict]:
+    return [h for group in document.get("hooks", {}).get(event, []) for h in group["hooks"]
+            if runs_engram_hook(h.get("command"), [host], h.get("args"))]
+
+
+def doctor_row(workspace: Path, host: str, scope: str = "project") -> dict:
+    report = doctor.collect(workspace)
+    row = next(r for r in report["hosts"] if r["host"] == host)
+    return next(c for c in row["configured"] if c["scope"] == scope)
+
+
+@pytest.mark.parametrize("own", OWN_FORMS, ids=lambda h: h["command"] + " ".join(h.get("args", [])))
+def test_link_adds_no_second_entry_beside_the_users_own(workspace: Path, own: dict,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [own]}]}}, indent=2) + "\n"
+    settings.write_text(original)
+    assert engram("link", "claude", cwd=workspace) == 0
+    document = json.loads(settings.read_text())
+    assert engram_handlers(document, "UserPromptSubmit") == [own]  # one, the user's, untouched
+    assert [len(engram_handlers(document, e)) for e in ("SessionStart", "PreCompact")] == [1, 1]
+    assert "UserPromptSubmit" in capsys.readouterr().out  # said why it added none there
+    row = doctor_row(workspace, "claude")
+    assert row["own_entries"] == ["UserPromptSubmit"] and row["twice"] == []
+    assert row["state"] == "linked" and "twice" not in row["problem"]  # (the pinned path
+    # does not resolve on this machine: that is the one problem)
+    assert engram("link", "claude", cwd=workspace) == 0  # again: nothing changes
+    assert json.loads(settings.read_text()) == document
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert settings.read_text() == original
+
+
+def test_doctor_reports_an_event_that_runs_the_hook_twice_and_link_keeps_one(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's own entry and engram's on one event (written by hand after a link, or by an
+    older engram): doctor names it; link drops engram's, keeps the user's."""
+    monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", str(Path(sys.executable).parent / "engram"))
+    assert engram("link", "claude", cwd=workspace) == 0
+    settings = workspace / ".claude" / "settings.json"
+    document = json.loads(settings.read_text())
+    own = {"type": "command", "command": "uvx engram hook claude"}
+    document["hooks"]["UserPromptSubmit"].append({"hooks": [own]})
+    settings.write_text(json.dumps(document, indent=2))
+    row = doctor_row(workspace, "claude")
+    assert row["twice"] == ["UserPromptSubmit"] and row["broken"]
+    assert "runs twice per event for UserPromptSubmit" in row["problem"]
+    assert row["fix"] == "engram link claude (keeps one entry per event)"
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert engram_handlers(json.loads(settings.read_text()), "UserPromptSubmit") == [own]
+    assert not doctor_row(workspace, "claude")["broken"]
+
+
+def test_a_file_left_by_a_downgrade_is_reported_and_link_keeps_one_entry(
+        workspace: Path) -> None:
+    """A newer engram linked (`<venv>/bin/engram-hook claude`); an older one, which knew only
+    `engram hook claude`, then linked again and added its own entry beside each. (The older
+    release cannot be fixed from here; this one sees the double and undoes it.)"""
+    newer = "/home/u/.venvs/engram/bin/engram-hook claude"
+    older = "/home/u/.local/bin/engram hook claude"
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    events = ("SessionStart", "UserPromptSubmit", "PreCompact")
+    settings.write_text(json.dumps({"hooks": {e: [
+        {"hooks": [{"type": "command", "command": newer, "timeout": 10}]},
+        {"hooks": [{"type": "command", "command": older, "timeout": 10}]}] for e in events}}))
+    row = doctor_row(workspace, "claude")
+    assert row["twice"] == list(events) and row["broken"]
+    assert engram("link", "claude", cwd=workspace) == 0
+    document = json.loads(settings.read_text())
+    assert [len(engram_handlers(document, e)) for e in events] == [1, 1, 1]
+    assert doctor_row(workspace, "claude")["twice"] == []
+
+
+CONFIG_TOML = """model = "gpt-5.1-codex"
+
+[[hooks.UserPromptSubmit]]
+[[hooks.UserPromptSubmit.hooks]]
+type = "command"
+command = "engram hook codex"
+timeout = 10
+
+[hooks.state."x"]
+trusted_hash = "sha256:00"
+"""
+
+
+@pytest.mark.parametrize("scope", ["project", "global"])
+def test_codex_config_toml_entries_count_as_the_users_own(workspace: Path, tmp_path: Path,
+                                                          scope: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex reads `[hooks]` in the config.toml beside each hooks.json and runs both."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    folder = (workspace if scope == "project" else home) / ".codex"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text(CONFIG_TOML)
+    args = ("link", "codex") + (("--global",) if scope == "global" else ())
+    assert engram(*args, cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert engram_handlers(document, "UserPromptSubmit", "codex") == []
+    assert len(engram_handlers(document, "SessionStart", "codex")) == 1
+    assert (folder / "config.toml").read_text() == CONFIG_TOML
+    row = doctor_row(workspace, "codex", scope)
+    assert "UserPromptSubmit" in row["own_entries"] and row["state"] == "linked", row
+    # an entry of engram's for the same event (a link before the user's TOML entry): a double
+    document["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command",
+                                                         "command": f"{PINNED} hook codex"}]}]
+    (folder / "hooks.json").write_text(json.dumps(document))
+    assert doctor_row(workspace, "codex", scope)["twice"] == ["UserPromptSubmit"]
+    assert engram(*args, cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert engram_handlers(document, "UserPromptSubmit", "codex") == []
+
+
+@pytest.mark.parametrize("command", ["echo engram hook claude", "engram hook codex",
+                                     "my-logger engram hook claude", "npx engram hook claude",
+                                     "bash -c 'echo engram hook claude'", "python3 -m engram hook"])
+def test_a_command_that_only_mentions_engram_is_not_taken_for_its_hook(command: str) -> None:
+    assert not runs_engram_hook(command, ["claude"])
