@@ -158,3 +158,20 @@ def test_codex_config_toml_entries_count_as_the_users_own(workspace: Path, tmp_p
                                      "bash -c 'echo engram hook claude'", "python3 -m engram hook"])
 def test_a_command_that_only_mentions_engram_is_not_taken_for_its_hook(command: str) -> None:
     assert not runs_engram_hook(command, ["claude"])
+
+
+def test_a_host_linked_globally_and_in_the_project_is_noted_and_reported(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """Claude Code reads both files and runs both hooks on every event."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert engram("link", "claude", "--global", cwd=workspace) == 0
+    capsys.readouterr()
+    assert engram("link", "claude", cwd=workspace) == 0
+    out = capsys.readouterr().out
+    assert "runs both on every event" in out and "engram unlink claude --global" in out
+    warnings = [w["warning"] for w in doctor.collect(workspace)["warnings"]]
+    assert any(w.startswith("claude runs engram's hook once per file") and "global" in w
+               and "project" in w for w in warnings), warnings
+    assert engram("unlink", "claude", "--global", cwd=workspace) == 0
+    assert not any("once per file" in w["warning"] for w in doctor.collect(workspace)["warnings"])

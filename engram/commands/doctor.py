@@ -82,7 +82,7 @@ def collect(cwd: Path) -> dict[str, Any]:
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
     problems += health.rule_folder_problems(root)
     commands = [command for row in configured for command in row.commands]
-    warnings = health.command_warnings(commands)
+    warnings = health.command_warnings(commands) + health.layered_links(configured)
     return output.envelope("doctor", {
         "ok": not problems,
         "workspace": {

@@ -28,9 +28,15 @@ def run(host: str, global_scope: bool = False, session_end: bool = False, dry_ru
                 output.line(f"note: {ops.display(path, cwd)} already runs engram's hook for "
                             f"{event} through your own entry ({command}): engram added none "
                             "beside it (the host would run the hook twice)")
-            if target.supported and {(False, False), (False, True)} <= set(
-                    ops.linked_scopes(target, cwd)):
+            scopes = ops.linked_scopes(target, cwd) if target.supported else []
+            if {(False, False), (False, True)} <= set(scopes):
                 output.line(f"note: {target.name} has engram's entries in both its shared and its "
                            "personal project file, and runs both: keep one with `engram unlink "
                            f"{target.name}` or `engram unlink {target.name} --local`")
+            elif len(scopes) > 1:
+                unlinks = " or ".join(f"`engram unlink {target.name}{plan.scope_flag(*s)}`"
+                                      for s in scopes)
+                output.line(f"note: {target.name} has engram's entries in this project and in "
+                           f"your global settings, and runs both on every event: keep one with "
+                           f"{unlinks}")
     return code

@@ -229,6 +229,24 @@ def command_warnings(commands: list[str]) -> list[dict[str, str]]:
     return warnings
 
 
+def layered_links(rows: list[Configured]) -> list[dict[str, str]]:
+    """A host linked in more than one of its files (project, personal, global): the host
+    reads them all, so engram's hook runs once per file on every event (the second call
+    sends no body again, but costs a process and lists what the first sent)."""
+    warnings = []
+    for host in dict.fromkeys(row.host for row in rows):
+        linked = [row for row in rows if row.host == host and row.state != "not linked"
+                  and row.state != "unreadable"]
+        if len(linked) > 1:
+            warnings.append({
+                "warning": f"{host} runs engram's hook once per file that links it, on every "
+                           f"event: {', '.join(f'{row.scope} ({row.path})' for row in linked)}",
+                "fix": "keep one: " + " / ".join(
+                    f"`engram unlink {host}{scope_flag(row.scope == 'global', row.scope == 'local')}`"
+                    for row in linked)})
+    return warnings
+
+
 def _local_links() -> list[str]:
     """`engram link NAME --local` for each host with a personal project file (install.local_file)."""
     from engram import host_registry
