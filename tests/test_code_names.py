@@ -337,3 +337,20 @@ def test_real_payloads_route_on_the_code_they_write_once(tmp_path: Path, client:
     document = real(client, name, root)
     assert sent_ids(context(call(client, document))) == sent
     assert context(call(client, document)) == ""  # once per session
+
+
+def test_a_patch_codex_applies_through_the_shell_routes_like_apply_patch(tmp_path: Path) -> None:
+    """A model Codex gives no apply_patch tool (any model not in its catalog) edits files with
+    `apply_patch <<'EOF' … EOF` in a shell call; Codex applies it, but the hook sees tool_name
+    Bash and the whole heredoc in tool_input.command (captured from 0.171.0). Its targets and
+    added lines route as a patch's; a shell command that is no patch answers nothing."""
+    root = make_workspace(tmp_path / "proj", cards={
+        "delta": DELTA, "receipts": "---\nid: receipts\ntitle: Receipts\n"
+                                    "applies_to: [\"src/receipt.ts\"]\n---\nRECEIPTS-1 Two lines.\n"})
+    document = real("codex", "PreToolUse.shell-patch.json", root)
+    assert document["tool_name"] == "Bash"
+    assert sent_ids(context(call("codex", document))) == ["receipts", "delta"]
+    assert context(call("codex", document)) == ""
+    plain = real("codex", "PreToolUse.shell-patch.json", root)
+    plain["tool_input"] = {"command": "cat src/cart.ts"}
+    assert call("codex", plain).strip() == "{}"

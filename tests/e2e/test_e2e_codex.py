@@ -9,7 +9,8 @@ nothing, where the server reports 150k input tokens once so Codex auto-compacts 
 
 Another conversation, `code`: a card routed only by the code written (a shell `cat` of a file
 using its code names, then an apply_patch Update File adding lines that use them, then a
-resume; a new session's Add File).
+resume; a new session's Add File; a new session with a model offered no apply_patch tool
+applying an Add File through the shell).
 
 Two Codex details shape the run: `--dangerously-bypass-hook-trust` (headless `codex exec` runs
 no project hook without persisted trust), and the model name: a name Codex does not know gets
@@ -65,6 +66,11 @@ CART_PATCH = (f"*** Begin Patch\n*** Update File: {CART}\n@@\n"
               + "".join(f"+{line}\n" for line in CART_NEW.splitlines()) + "*** End Patch\n")
 RECEIPT_PATCH = (f"*** Begin Patch\n*** Add File: {RECEIPT}\n"
                  + "".join(f"+{line}\n" for line in RECEIPT_TEXT.splitlines()) + "*** End Patch\n")
+# The same kind of Add File applied through the shell, as a model Codex offers no apply_patch
+# tool (any model outside its catalog, MODEL here) does: Codex runs it, the hook sees a Bash call.
+REFUND, REFUND_TEXT = "src/refund.ts", RECEIPT_TEXT.replace("receiptLine", "refundLine")
+SHELL_PATCH = (f"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {REFUND}\n"
+               + "".join(f"+{line}\n" for line in REFUND_TEXT.splitlines()) + "*** End Patch\nEOF\n")
 
 
 def setup(c: Conversation) -> None:
@@ -131,6 +137,8 @@ def code(version: str) -> Iterator[Conversation]:
         c.run("resumed", exec_args("Thanks, anything else?", *model, resume=True))
         plan = c.server.plan("codex_add", [("patch", RECEIPT_PATCH)])
         c.run("add", exec_args(f"{plan} Add a receipt line helper, please.", *model))
+        plan = c.server.plan("codex_shell", [("bash", SHELL_PATCH)])
+        c.run("shell", exec_args(f"{plan} Add a refund line helper, please."))
         yield c
 
 
@@ -211,3 +219,10 @@ def test_patch_update_routes_on_the_lines_it_adds(code: Conversation) -> None:
 def test_patch_add_file_routes_on_its_lines(code: Conversation) -> None:
     problems = code_problems(code, "add", "tool:apply_patch", RECEIPT, RECEIPT_TEXT)
     verdict(code, "apply_patch Add File -> PreToolUse routes on its lines", problems)
+
+
+def test_patch_through_the_shell_routes_on_its_lines(code: Conversation) -> None:
+    """exec_command `apply_patch <<'EOF'`: Codex applies it and fires PreToolUse as Bash."""
+    problems = code_problems(code, "shell", "tool:exec_command", REFUND, REFUND_TEXT)
+    verdict(code, "apply_patch through the shell -> PreToolUse (Bash) routes on its lines", problems)
+
