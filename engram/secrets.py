@@ -221,6 +221,10 @@ def is_wordy(value: str) -> bool:
 
 
 def _is_secret_value(name: str, value: str) -> bool:
+    if value[0] == "/" and _AWS_SECRET.fullmatch(value) and _classes(value) >= 3 \
+            and "secret" in name.lower() and "/" not in value[1:]:
+        # An AWS secret key is 40 base64 characters and may start with `/`: not a path.
+        return not is_placeholder(value)
     if is_placeholder(value) or value[0] in "/~.@\\" or "://" in value:
         return False  # paths and URLs (a URL's password is its own pattern)
     if _CODE_REFERENCE.fullmatch(value) or "(" in value or is_wordy(value):

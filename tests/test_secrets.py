@@ -186,3 +186,20 @@ def test_redact_never_leaves_a_planted_secret(before: str, after: str, planted: 
 def test_redact_is_total_and_idempotent_on_any_text(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_aws_secret_key_starting_with_a_slash_is_found(seed: int) -> None:
+    """40 base64 characters may start with `/`: `AWS_SECRET_ACCESS_KEY=/...` is a key, not a
+    path (it passed the gate whole). A path under a secret-sounding name stays one."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + "+"
+    value = "/" + "".join(rng.choice(alphabet) for _ in range(39))
+    for line in (f"AWS_SECRET_ACCESS_KEY={value}", f"aws_secret_access_key = {value}",
+                 f'export AWS_SECRET_ACCESS_KEY="{value}"'):
+        assert value not in redact(line), line
+    for path in ("SECRET_DIR=/var/lib/secrets/app/keys/production01",
+                 "SECRET_FILE=/run/secrets/abcdefghijklmnopqrstuvwxyz0123456789ABCD"):
+        assert redact(path) == path
