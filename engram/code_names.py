@@ -148,7 +148,7 @@ def imported_paths(code: str, relative_path: str,
     workspace root), the workspace paths it may name, in the order a bundler or Python tries
     them (the caller keeps the first that exists). Imports that climb out of the workspace
     are dropped."""
-    folder = posixpath.dirname(relative_path)
+    folder = posixpath.normpath(posixpath.dirname(relative_path) or ".")
     out: list[list[str]] = []
     for specifier, python in imports(code[:MAX_CODE_CHARS]) if found is None else found:
         if not python and specifier.startswith(("./", "../")):
@@ -161,7 +161,7 @@ def imported_paths(code: str, relative_path: str,
             for _ in range(dots - 1):
                 package = posixpath.dirname(package)
             module = specifier[dots:].replace(".", "/")
-            base = posixpath.normpath(posixpath.join(package, module)) if module else package
+            base = posixpath.normpath(posixpath.join(package, module) if module else package)
             candidates = [base + ".py", base + "/__init__.py"]
         else:
             continue
