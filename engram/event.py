@@ -174,7 +174,15 @@ def normalize(host: str, runtime: Mapping[str, Any], payload: Any) -> Event | No
 
             patch = _text(dig(payload, dotted))
             paths.extend(patch_paths.targets(patch))
-            code.append("\n".join(line[1:] for line in patch.splitlines() if line.startswith("+")))
+            # Only what it adds to source files is code written (not a note's or a manifest's
+            # lines), whichever file the patch names first. (A shell command that is no patch
+            # adds nothing and imports nothing more.)
+            added = patch_paths.added(patch)
+            if added:
+                from engram.code_names import SOURCE_SUFFIXES
+
+                code.extend(text for target, text in added
+                            if target.lower().endswith(SOURCE_SUFFIXES))
         for dotted in spec.get("code_fields") or ():
             code.extend(_texts(payload, dotted))
         if not paths:

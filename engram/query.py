@@ -39,17 +39,20 @@ def code_evidence(root: str, relative: list[str],
                   written: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """(the names the code an event writes uses, (imported path, importing file) for each of
     its relative imports that exists in the workspace). The code is what the event carries
-    (a Write's content, an Edit's new text, a patch's added lines) for the first touched file;
-    nothing when that file is data or configuration rather than source."""
+    (a Write's content, an Edit's new text, the lines a patch adds to source files); its
+    relative imports are resolved against the first touched source file. Nothing when no
+    touched file is source (data or configuration)."""
     from engram import code_names
 
-    if not written or not relative or not relative[0].lower().endswith(code_names.SOURCE_SUFFIXES):
+    source = next((path for path in relative if path.lower().endswith(code_names.SOURCE_SUFFIXES)),
+                  None) if written else None
+    if source is None:
         return (), ()
-    used, groups = code_names.file_evidence(written, relative[0])
+    used, groups = code_names.file_evidence(written, source)
     imported: dict[str, str] = {}
     for candidates in groups:
         for candidate in candidates:
             if os.path.isfile(os.path.join(root, *candidate.split("/"))):
-                imported.setdefault(candidate, relative[0])
+                imported.setdefault(candidate, source)
                 break
     return tuple(used), tuple(imported.items())

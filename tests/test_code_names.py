@@ -57,6 +57,12 @@ def touched(ws: Path, path: str, tool: str = "Edit", host_event: str = "PostTool
                                           tool_response={"type": "text"})))
 
 
+def patched(root: Path, patch: str) -> str:
+    """What Codex's PreToolUse answers (the injected text) for an apply_patch of `patch`."""
+    return context(call("codex", payload("codex", "PreToolUse.json", root, tool_name="apply_patch",
+                                         tool_input={"command": patch})))
+
+
 # --- the names, pure --------------------------------------------------------------------
 
 @pytest.mark.parametrize(("token", "shaped"), [
@@ -204,21 +210,21 @@ def test_what_is_only_read_or_removed_does_not_route_by_code(ws: Path) -> None:
     assert touched(ws, component, "Edit", old_string=I18N_CODE, new_string="x").strip() == ""
 
 
+# A file a patch adds whose code uses two of the transactions card's names.
+COMMENTS_ADDED = ("*** Add File: api/src/services/comments.ts\n"
+                  "+export async function remove(id: string) {\n"
+                  "+  await prisma.$transaction([a(id), b(id)]);\n+  afterCommit(() => notify(id));\n"
+                  "+}\n")
+
+
 def test_the_lines_a_codex_patch_adds_route_before_the_file_exists(ws: Path) -> None:
-    patch = ("*** Begin Patch\n*** Add File: api/src/services/comments.ts\n"
-             "+export async function remove(id: string) {\n"
-             "+  await prisma.$transaction([a(id), b(id)]);\n+  afterCommit(() => notify(id));\n"
-             "+}\n*** End Patch\n")
-    document = payload("codex", "PreToolUse.json", ws, tool_name="apply_patch",
-                       tool_input={"command": patch})
-    assert sent_ids(context(call("codex", document))) == ["transactions"]
+    patch = "*** Begin Patch\n" + COMMENTS_ADDED + "*** End Patch\n"
+    assert sent_ids(patched(ws, patch)) == ["transactions"]
     removed = ("*** Begin Patch\n*** Update File: api/src/services/tasks.ts\n@@\n"
                "-  await prisma.$transaction([a(id), b(id)]);\n-  afterCommit(() => x);\n"
                "+  await run(id);\n*** End Patch\n")
     ws2 = make_workspace(ws.parent / "other", cards=CARDS)
-    document = payload("codex", "PreToolUse.json", ws2, tool_name="apply_patch",
-                       tool_input={"command": removed})
-    assert context(call("codex", document)) == ""
+    assert patched(ws2, removed) == ""
 
 
 def test_claudes_legacy_pretooluse_routes_on_what_the_write_carries(ws: Path) -> None:
@@ -354,3 +360,28 @@ def test_a_patch_codex_applies_through_the_shell_routes_like_apply_patch(tmp_pat
     plain = real("codex", "PreToolUse.shell-patch.json", root)
     plain["tool_input"] = {"command": "cat src/cart.ts"}
     assert call("codex", plain).strip() == "{}"
+
+
+def test_a_patch_routes_on_the_lines_it_adds_to_source_files_only(ws: Path) -> None:
+    """One patch, several files: the lines added to a source file are code written, whichever
+    file the patch names first; those added to a note or a manifest are not."""
+    patch = ("*** Begin Patch\n*** Add File: notes/cleanup.md\n+Remove old comments.\n"
+             + COMMENTS_ADDED + "*** End Patch\n")
+    assert sent_ids(patched(ws, patch)) == ["transactions"]
+    data = ("*** Begin Patch\n*** Add File: api/src/services/empty.ts\n+export {};\n"
+            "*** Add File: web/package.json\n"
+            '+{"dependencies": {"react-hook-form": "7"}, "x": "zodResolver"}\n*** End Patch\n')
+    ws2 = make_workspace(ws.parent / "other", cards=CARDS)
+    assert patched(ws2, data) == ""
+
+
+def test_a_patch_s_added_lines_belong_to_the_file_they_are_added_to() -> None:
+    from engram import patch_paths
+
+    patch = ("*** Begin Patch\n*** Update File: a.ts\n@@\n-old\n+new a\n*** End of File\n"
+             "*** Delete File: gone.ts\n+not a file's\n"
+             "*** Update File: b.py\n*** Move to: c.py\n@@\n+moved\n"
+             "*** Add File: d.md\n+note\n*** End Patch\n+after the end\n")
+    assert patch_paths.added(patch) == [("a.ts", "new a"), ("c.py", "moved"), ("d.md", "note")]
+    huge = "".join(f"*** Add File: f{i}.ts\n+x\n" for i in range(patch_paths.MAX_PATHS + 50))
+    assert len(patch_paths.added(huge)) == patch_paths.MAX_PATHS

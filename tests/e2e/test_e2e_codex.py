@@ -10,7 +10,8 @@ nothing, where the server reports 150k input tokens once so Codex auto-compacts 
 Another conversation, `code`: a card routed only by the code written (a shell `cat` of a file
 using its code names, then an apply_patch Update File adding lines that use them, then a
 resume; a new session's Add File; a new session with a model offered no apply_patch tool
-applying an Add File through the shell).
+applying an Add File through the shell; a new session whose one patch adds a note, then a
+source file).
 
 Two Codex details shape the run: `--dangerously-bypass-hook-trust` (headless `codex exec` runs
 no project hook without persisted trust), and the model name: a name Codex does not know gets
@@ -66,6 +67,11 @@ CART_PATCH = (f"*** Begin Patch\n*** Update File: {CART}\n@@\n"
               + "".join(f"+{line}\n" for line in CART_NEW.splitlines()) + "*** End Patch\n")
 RECEIPT_PATCH = (f"*** Begin Patch\n*** Add File: {RECEIPT}\n"
                  + "".join(f"+{line}\n" for line in RECEIPT_TEXT.splitlines()) + "*** End Patch\n")
+# One patch, two files: a note first, then a source file whose lines use both names.
+INVOICE, INVOICE_TEXT = "src/invoice.ts", RECEIPT_TEXT.replace("receiptLine", "invoiceLine")
+TWO_FILE_PATCH = ("*** Begin Patch\n*** Add File: notes/invoices.md\n+Invoice lines, one per item.\n"
+                  f"*** Add File: {INVOICE}\n"
+                  + "".join(f"+{line}\n" for line in INVOICE_TEXT.splitlines()) + "*** End Patch\n")
 # The same kind of Add File applied through the shell, as a model Codex offers no apply_patch
 # tool (any model outside its catalog, MODEL here) does: Codex runs it, the hook sees a Bash call.
 REFUND, REFUND_TEXT = "src/refund.ts", RECEIPT_TEXT.replace("receiptLine", "refundLine")
@@ -137,6 +143,8 @@ def code(version: str) -> Iterator[Conversation]:
         c.run("resumed", exec_args("Thanks, anything else?", *model, resume=True))
         plan = c.server.plan("codex_add", [("patch", RECEIPT_PATCH)])
         c.run("add", exec_args(f"{plan} Add a receipt line helper, please.", *model))
+        plan = c.server.plan("codex_two", [("patch", TWO_FILE_PATCH)])
+        c.run("two_files", exec_args(f"{plan} Add an invoice line helper, please.", *model))
         plan = c.server.plan("codex_shell", [("bash", SHELL_PATCH)])
         c.run("shell", exec_args(f"{plan} Add a refund line helper, please."))
         yield c
@@ -226,3 +234,9 @@ def test_patch_through_the_shell_routes_on_its_lines(code: Conversation) -> None
     problems = code_problems(code, "shell", "tool:exec_command", REFUND, REFUND_TEXT)
     verdict(code, "apply_patch through the shell -> PreToolUse (Bash) routes on its lines", problems)
 
+
+def test_patch_of_two_files_routes_on_the_source_files_lines(code: Conversation) -> None:
+    """A patch adding a note and then a source file: the source file's lines are code
+    written, whatever file the patch names first."""
+    problems = code_problems(code, "two_files", "tool:apply_patch", INVOICE, INVOICE_TEXT)
+    verdict(code, "apply_patch of a note and a source file -> routes on the source's lines", problems)
