@@ -175,3 +175,25 @@ def test_a_host_linked_globally_and_in_the_project_is_noted_and_reported(
                and "project" in w for w in warnings), warnings
     assert engram("unlink", "claude", "--global", cwd=workspace) == 0
     assert not any("once per file" in w["warning"] for w in doctor.collect(workspace)["warnings"])
+
+
+@pytest.mark.parametrize("command", ["git commit -m engram hook claude",
+                                     "/usr/local/bin/notify -m engram hook claude"])
+def test_a_users_entry_with_a_message_option_named_engram_survives_link_upgrade_unlink(
+        workspace: Path, command: str) -> None:
+    """`-m engram` runs engram's hook only after a Python: after any other program it is that
+    program's option (a message, a mode), and the entry is the user's, never engram's to
+    rewrite (upgrade) or remove (unlink)."""
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command}]}]}}, indent=2) + "\n"
+    settings.write_text(original)
+    assert engram("link", "claude", cwd=workspace) == 0
+    document = json.loads(settings.read_text())
+    commands = [h["command"] for g in document["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == [command, f"{PINNED} hook claude"]  # the user's kept, engram's added
+    assert engram("upgrade", cwd=workspace) == 0
+    assert json.loads(settings.read_text()) == document
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert settings.read_text() == original

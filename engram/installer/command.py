@@ -245,6 +245,24 @@ def _interpreter_before(words: list[str], i: int) -> int | None:
     return None
 
 
+def _python_module_at(words: list[str], i: int) -> int | None:
+    """For `<python> [options] -m engram` with words[i] the `-m`: the index of that Python.
+    After any other program `-m engram` is that program's option (`git commit -m engram`)."""
+    if words[i] != "-m" or words[i + 1: i + 2] != ["engram"]:
+        return None
+    j = i - 1
+    while j >= 0:
+        if words[j].startswith("-"):
+            j -= 1
+        elif j > 0 and words[j - 1] in ("-X", "-W"):  # `-X importtime`: an option's value
+            j -= 2
+        else:
+            break
+    if j >= 0 and _base(words[j]).startswith(("python", "pypy")) and _is_program(words, j):
+        return j
+    return None
+
+
 def _launcher_at(words: list[str], i: int) -> bool:
     """Does words[i] run the `engram-hook` launcher (by its shebang or by a Python)?"""
     return _base(words[i]) == LAUNCHER and (_is_program(words, i) or _interpreter_before(words, i) is not None)
@@ -273,7 +291,7 @@ def _runs_hook(words: list[str], wanted: set[str]) -> bool:
             continue
         tail = [w.lower() for w in words[i + 1: i + 4]]
         is_engram = (_is_engram_executable(word) and _is_program(words, i)) or (
-            word == "-m" and i + 1 < len(words) and words[i + 1] == "engram")
+            _python_module_at(words, i) is not None)
         if not is_engram:
             continue
         if word == "-m":
@@ -369,8 +387,9 @@ def _programs(command: str) -> list[str]:
     for i, word in enumerate(words):
         if _launcher_at(words, i) or (_is_program(words, i) and _is_engram_executable(word)):
             found.append(word)
-        if word == "-m" and i + 1 < len(words) and words[i + 1] == "engram" and i > 0:
-            found.append(words[i - 1])
+        python = _python_module_at(words, i)
+        if python is not None:
+            found.append(words[python])
     return found
 
 
