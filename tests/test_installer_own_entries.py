@@ -197,3 +197,19 @@ def test_a_users_entry_with_a_message_option_named_engram_survives_link_upgrade_
     assert json.loads(settings.read_text()) == document
     assert engram("unlink", "claude", cwd=workspace) == 0
     assert settings.read_text() == original
+
+
+def test_a_codex_config_toml_nested_too_deep_to_read_is_left_alone(workspace: Path) -> None:
+    """Python's TOML reader recurses once per nested array: 5,000 `[` (10 kB) exhaust the
+    stack. Such a file is one engram cannot read, like one that does not parse: link and
+    doctor go on without it, and it is never written."""
+    folder = workspace / ".codex"
+    folder.mkdir()
+    deep = 'model = "gpt-5.1-codex"\nx = ' + "[" * 5000 + "]" * 5000 + "\n" + CONFIG_TOML
+    (folder / "config.toml").write_text(deep)
+    assert engram("link", "codex", cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert len(engram_handlers(document, "UserPromptSubmit", "codex")) == 1
+    assert doctor_row(workspace, "codex")["state"] == "linked"
+    assert engram("unlink", "codex", cwd=workspace) == 0
+    assert (folder / "config.toml").read_text() == deep

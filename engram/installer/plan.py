@@ -160,8 +160,10 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
         other = path.parent / str(name)
         try:
             data = tomllib.loads(read_config_bytes(target_of(other)).decode("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue  # absent, unreadable or not TOML: the host reports the latter itself
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            # absent, unreadable, not TOML, or nested past the stack of Python's TOML reader
+            # (it recurses per array: 5,000 `[` do it): the host reports the bad ones itself
+            continue
         hooks = data.get(container)
         for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
             for group in groups if isinstance(groups, list) else ():
