@@ -203,6 +203,7 @@ def is_secret_name(name: str) -> bool:
     return last in ("apikey", "secretkey", "accesskey", "privatekey", "authtoken")
 
 
+_SEPARATORS: Final = re.compile(r"[_\-. ]")
 _WORD_PIECE: Final = re.compile(r"[A-Z]?[a-z]{1,20}|[A-Z]{1,12}")
 
 
@@ -221,9 +222,12 @@ def is_wordy(value: str) -> bool:
 
 
 def _is_secret_value(name: str, value: str) -> bool:
-    if value[0] == "/" and _AWS_SECRET.fullmatch(value) and _classes(value) >= 3 \
-            and "secret" in name.lower() and "/" not in value[1:]:
-        # An AWS secret key is 40 base64 characters and may start with `/`: not a path.
+    if value[0] == "/" and _AWS_SECRET.fullmatch(value) and _classes(value) >= 3 and (
+            "secretaccesskey" in _SEPARATORS.sub("", name.lower())
+            or ("secret" in name.lower() and "/" not in value[1:])):
+        # An AWS secret key is 40 base64 characters and may start with `/`: not a path. Under
+        # the key's own name (`aws_secret_access_key`, `SecretAccessKey`) it may hold more `/`
+        # (nearly half the keys that start with one do); no path goes by that name.
         return not is_placeholder(value)
     if is_placeholder(value) or value[0] in "/~.@\\" or "://" in value:
         return False  # paths and URLs (a URL's password is its own pattern)

@@ -203,3 +203,24 @@ def test_an_aws_secret_key_starting_with_a_slash_is_found(seed: int) -> None:
     for path in ("SECRET_DIR=/var/lib/secrets/app/keys/production01",
                  "SECRET_FILE=/run/secrets/abcdefghijklmnopqrstuvwxyz0123456789ABCD"):
         assert redact(path) == path
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_aws_secret_key_starting_with_a_slash_and_holding_others_is_found(seed: int) -> None:
+    """A generated key is base64: after a leading `/`, another `/` among the other 39
+    characters comes with nearly half of them. Under the AWS secret key's own name no path is
+    meant; a path under another secret-sounding name stays one."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + "+/"
+    middle = "".join(rng.choice(alphabet) for _ in range(37))
+    value = f"/{middle[:18]}/{middle[18:]}A"
+    for line in (f"AWS_SECRET_ACCESS_KEY={value}", f"aws_secret_access_key = {value}",
+                 f'export AWS_SECRET_ACCESS_KEY="{value}"', f'"SecretAccessKey": "{value}"',
+                 f"secret-access-key: {value}"):
+        assert value not in redact(line), line
+    for path in ("SECRET_DIR=/var/lib/secrets/app/keys/production01",
+                 "SECRET_FILE=/run/secrets/abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+                 "CLIENT_SECRET_PATH=/home/deploy/Secrets/k8s/prod/client01"):
+        assert redact(path) == path
