@@ -171,6 +171,24 @@ def test_an_imported_module_a_card_claims_selects_it_with_its_prerequisites(ws: 
     assert route_request(compiled, ws, ws, "", [service], 50, include_always=False).ids == []
 
 
+def test_an_import_a_card_claims_is_one_piece_of_evidence_of_two(ws: Path) -> None:
+    """An import of a module a card's `applies_to` claims counts once, like one name it gives
+    as code (CODE_MIN): alone, or with a second module the card claims, it selects nothing;
+    with a name the card gives as code it does."""
+    write(ws, ".agents/.engram/rbac.md", "---\nid: rbac\ntitle: Role checks\n"
+          "applies_to: [\"api/src/rbac/**\"]\n---\nCheck with assertRole.\n")
+    write(ws, "api/src/rbac/roles.ts", "export const roles = [];\n")
+    write(ws, "api/src/rbac/grants.ts", "export const grants = [];\n")
+    code = ('import { roles } from "../rbac/roles";\nimport { grants } from "../rbac/grants";\n'
+            "export const list = () => [roles, grants];\n")
+    service = write(ws, "api/src/services/tasks.ts", code)
+    compiled = index.load_roots([ws / ".agents" / ".engram"])
+    assert route_request(compiled, ws, ws, "", [service], 50, include_always=False,
+                         code=code).ids == []
+    assert route_request(compiled, ws, ws, "", [service], 50, include_always=False,
+                         code=code + "assertRole(user);\n").ids == ["rbac"]
+
+
 def test_an_import_of_a_missing_module_matches_nothing(ws: Path) -> None:
     service = write(ws, "api/src/services/tasks.ts", 'import { a } from "../auth/policy";\n')
     compiled = index.load_roots([ws / ".agents" / ".engram"])
