@@ -178,12 +178,16 @@ def test_a_host_linked_globally_and_in_the_project_is_noted_and_reported(
 
 
 @pytest.mark.parametrize("command", ["git commit -m engram hook claude",
-                                     "/usr/local/bin/notify -m engram hook claude"])
-def test_a_users_entry_with_a_message_option_named_engram_survives_link_upgrade_unlink(
+                                     "/usr/local/bin/notify -m engram hook claude",
+                                     "echo x=1 engram hook claude",
+                                     "notify --title=done engram hook claude",
+                                     "echo RUN=1 /opt/engram/bin/engram-hook claude"])
+def test_a_users_entry_with_engram_as_an_argument_survives_link_upgrade_unlink(
         workspace: Path, command: str) -> None:
-    """`-m engram` runs engram's hook only after a Python: after any other program it is that
-    program's option (a message, a mode), and the entry is the user's, never engram's to
-    rewrite (upgrade) or remove (unlink)."""
+    """`-m engram` runs engram's hook only after a Python, and a word with `=` before engram
+    makes it the program only when it is an assignment where a command starts (`FOO=1 engram
+    hook claude`): after any other program both are its arguments (a message, an option),
+    and the entry is the user's, never engram's to rewrite (upgrade) or remove (unlink)."""
     settings = workspace / ".claude" / "settings.json"
     settings.parent.mkdir()
     original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [

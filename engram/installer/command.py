@@ -29,6 +29,7 @@ would not, and there the `engram` script on PATH is named as before. Windows has
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -48,6 +49,7 @@ _ISOLATED: Final = "-I -S"
 _SHIM_DIRS: Final = ("shims",)  # pyenv, asdf, rbenv-style wrappers re-resolve per call
 _SCRIPT_SUFFIXES: Final = (".exe", "-script.py", ".cmd", ".bat")
 _PROGRAM_PREFIXES: Final = frozenset({"exec", "env", "command", "&&", ";", "||", "&"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _is_shim(path: Path) -> bool:
@@ -231,8 +233,10 @@ def _is_engram_executable(word: str) -> bool:
 
 
 def _is_program(words: list[str], i: int) -> bool:
-    """Is words[i] the program run, not an argument (`echo engram hook claude`)?"""
-    return i == 0 or words[i - 1] in _PROGRAM_PREFIXES or "=" in words[i - 1]
+    """Is words[i] the program run, not an argument (`echo engram hook claude`, `echo x=1
+    engram ...`)? After `FOO=1` only where that assignment is itself where a command starts."""
+    return i == 0 or words[i - 1] in _PROGRAM_PREFIXES or (
+        _ASSIGNMENT.match(words[i - 1]) is not None and _is_program(words, i - 1))
 
 
 def _interpreter_before(words: list[str], i: int) -> int | None:
