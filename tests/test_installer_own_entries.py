@@ -217,3 +217,39 @@ def test_a_codex_config_toml_nested_too_deep_to_read_is_left_alone(workspace: Pa
     assert doctor_row(workspace, "codex")["state"] == "linked"
     assert engram("unlink", "codex", cwd=workspace) == 0
     assert (folder / "config.toml").read_text() == deep
+
+
+@pytest.mark.parametrize("matcher", ["Read", "Edit|Write"])
+def test_a_users_own_entry_on_fewer_tools_leaves_engrams_entry_in_place(
+        workspace: Path, matcher: str) -> None:
+    """The user's own `uvx engram hook claude` on PostToolUse for `Read` alone stands in for
+    engram's `Read|Edit|Write|MultiEdit` only on reads: without engram's entry the code an
+    agent writes would never reach the hook, and doctor would say all is well."""
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    own = {"type": "command", "command": "uvx engram hook claude"}
+    original = json.dumps({"hooks": {"PostToolUse": [{"matcher": matcher, "hooks": [own]}]}},
+                          indent=2) + "\n"
+    settings.write_text(original)
+    assert engram("link", "claude", cwd=workspace) == 0
+    groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
+    assert [g["matcher"] for g in groups] == [matcher, "Read|Edit|Write|MultiEdit"]
+    assert groups[0]["hooks"] == [own]
+    assert "PostToolUse" not in doctor_row(workspace, "claude")["own_entries"]
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert json.loads(settings.read_text())["hooks"]["PostToolUse"] == groups
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert settings.read_text() == original
+
+
+def test_a_codex_config_toml_entry_on_fewer_tools_leaves_engrams_entry_in_place(
+        workspace: Path) -> None:
+    folder = workspace / ".codex"
+    folder.mkdir()
+    toml = ('[[hooks.PreToolUse]]\nmatcher = "apply_patch"\n[[hooks.PreToolUse.hooks]]\n'
+            'type = "command"\ncommand = "engram hook codex"\n')
+    (folder / "config.toml").write_text(toml)
+    assert engram("link", "codex", cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert [g.get("matcher") for g in document["hooks"]["PreToolUse"]] == ["apply_patch|Bash"]
+    assert (folder / "config.toml").read_text() == toml

@@ -18,6 +18,7 @@ from engram.installer.plan import (
     beside,
     config_path,
     desired_entries,
+    event_matchers,
     follow_symlinks,
     ours_for,
     scope_flag,
@@ -103,7 +104,8 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     except (OSError, UnicodeDecodeError) as exc:
         return make(exists=True, state="unreadable", problem=f"cannot read: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
-    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
+    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
+                matchers=event_matchers(host))
     try:
         document = fmt.load(text)
         if hasattr(fmt, "validate"):

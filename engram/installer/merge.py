@@ -56,6 +56,9 @@ class Ours:
     # Events the host already runs engram's hook for from another file it reads beside this
     # one (Codex's `[hooks]` in config.toml): engram adds no entry of its own for them.
     covered: tuple[str, ...] = ()
+    # The matcher engram's entry has on each event that has one: the user's own entry there
+    # stands in for engram's only if it selects at least the same tools.
+    matchers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ class Found:
 def same_matcher(a: object, b: object) -> bool:
     """Matchers that select the same events: no matcher, "" and "*" all match everything."""
     return (a in (None, "", "*") and b in (None, "", "*")) or a == b
+
+
+def covers(mine: object, wanted: object) -> bool:
+    """Does a matcher select every tool `wanted` does (the same, or everything)?"""
+    return mine in (None, "", "*") or same_matcher(mine, wanted)
 
 
 def _updated(existing: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
@@ -109,8 +117,14 @@ class _JsonFormat:
         around it): event -> that command. Kept as they are, and engram adds none beside."""
         hooks = document.get(ours.container) if isinstance(document, dict) else None
         own: dict[str, str] = {}
+        matchers = dict(ours.matchers)
         for event, items in (hooks.items() if isinstance(hooks, dict) else ()):
             for item in items if isinstance(items, list) else ():
+                if self.grouped and isinstance(item, dict) and event in matchers and \
+                        not covers(item.get("matcher"), matchers[event]):
+                    # `Read` alone where engram's is `Read|Edit|Write|MultiEdit`: engram's
+                    # entry is still needed, or written code would never reach the hook
+                    continue
                 handlers = item.get("hooks") if self.grouped and isinstance(item, dict) else [item]
                 for handler in handlers if isinstance(handlers, list) else ():
                     if isinstance(handler, dict) and not is_ours(handler.get("command"), ours.names) \

@@ -14,7 +14,7 @@ from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
 from engram.installer.jsonc import DuplicateKey, JsoncError, TooDeep
-from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError
+from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError, covers
 from engram.resources import data_dir
 
 _UNIT_FACTOR: Final = {"seconds": 1, "milliseconds": 1000}
@@ -140,7 +140,14 @@ def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
                 container=str(host.install.get("container", "hooks")),
                 wrapper=tuple((host.install.get("wrapper") or {}).items()),
                 plugin_text=plugin_text(host, hook),
-                covered=tuple(beside(host, path)) if path is not None else ())
+                covered=tuple(beside(host, path)) if path is not None else (),
+                matchers=event_matchers(host))
+
+
+def event_matchers(host: Host) -> tuple[tuple[str, str], ...]:
+    """(event, the matcher engram's entry has there) for each event that has one."""
+    return tuple((str(e["event"]), str(e["matcher"])) for e in host.install.get("events") or ()
+                 if e.get("matcher") is not None)
 
 
 def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
@@ -156,6 +163,7 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     except ImportError:  # pragma: no cover - Python 3.10
         return found
     container = str(host.install.get("container", "hooks"))
+    matchers = dict(event_matchers(host))
     for name in host.install.get("hooks_also_in") or ():
         other = path.parent / str(name)
         try:
@@ -168,6 +176,9 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
         for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
             for group in groups if isinstance(groups, list) else ():
                 handlers = group.get("hooks") if isinstance(group, dict) else None
+                if isinstance(group, dict) and event in matchers and \
+                        not covers(group.get("matcher"), matchers[event]):
+                    continue  # selects fewer tools than engram's entry: that one is needed
                 for handler in handlers if isinstance(handlers, list) else ():
                     if isinstance(handler, dict) and command.runs_engram_hook(
                             handler.get("command"), host.names, handler.get("args")):
@@ -261,7 +272,8 @@ def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     found = beside(host, path)
     if not hasattr(fmt, "own_entries"):
         return found
-    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
+    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
+                matchers=event_matchers(host))
     try:
         document = fmt.load(read_config_bytes(target_of(path)).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
