@@ -353,7 +353,9 @@ CUT_RULE: Final = (
     "best match; a card is dropped when a better-matching card's headline names the same "
     f"prompt words and more; a tag the prompt names selects its card (a tag more than {TAG_SHARED} cards "
     "share only when the prompt names nothing else); a touched file matching `applies_to` "
-    "always selects its card")
+    "always selects its card; code written into a touched file (a path event, `--written`) "
+    f"selects a card on {CODE_MIN} pieces of evidence: names it gives as code that at most "
+    f"{CODE_SHARED} cards give, and one import of a module its `applies_to` claims")
 
 
 def describe_words(words: list[tuple[str, str]]) -> str:

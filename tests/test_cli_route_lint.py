@@ -94,6 +94,9 @@ def test_route_explain_names_every_reason(ws: Path, capsys: pytest.CaptureFixtur
     assert 'words: matched "migrations" in the title' in out
     assert "how cards are chosen:" in out
     assert "{" not in out.split("how cards are chosen:")[1]  # no unfilled placeholder
+    # the rule of the code written (`--written`, a path event) too, which selects no card here
+    assert "code written into a touched file (a path event, `--written`) selects a card on 2 " \
+        "pieces of evidence" in out
     assert "score" not in out  # a raw score means nothing to a card author
     plain = engram(capsys, "route", "database migrations", "--cwd", str(ws))[1]
     assert "migrations" in plain and "words:" not in plain and "score" not in plain
