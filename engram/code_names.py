@@ -1,4 +1,4 @@
-"""Names in code: what a touched file uses, matched against the names a card gives as code. A
+"""Names in code: what written code uses, matched against the names a card gives as code. A
 file an agent writes code into that calls `useTranslation` or imports `date-fns` is working
 with what the card naming them is about, whatever the file is called or the prompt says. Only
 what is written counts, not what is read: a file uses many conventions, the code being written
@@ -15,9 +15,9 @@ A card gives two kinds of names, lowercased, as index keys:
     hyphenated or scoped names of its tags, code spans and prose (`zod`, `react-i18next`,
     `@tanstack/react-query`): "path" in a card is not `import path`, and a word in passing is
     not a package unless a file imports it.
-A file's relative imports are resolved to workspace paths by the caller, so a card whose
-`applies_to` claims an imported module (`../auth/policy` -> `api/src/auth/policy.ts`) is
-found too."""
+The written code's relative imports are resolved to workspace paths by the caller: an import
+of a module a card's `applies_to` claims (`../auth/policy` -> `api/src/auth/policy.ts`) is one
+piece of evidence for that card, like one of its names (the router needs two)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from typing import Any, Final, Mapping
 
 MAX_PROMPT_CHARS: Final = 100_000
-# What a path event's payload carries as code is read up to this (engram.code_names reads
-# no more of a file).
+# What a path event's payload carries as code is kept up to this: engram.code_names's own
+# MAX_CODE_CHARS, repeated here because importing that module (and `re`) on every event would
+# cost each hook call its import.
 MAX_CODE_CHARS: Final = 64 * 1024
 # Payload fields engram stores (the delivery cache key and entry): a longer session or agent id
 # is stored as its hash, so a 5 MB id cannot grow the cache by 5 MB a call.

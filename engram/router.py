@@ -43,9 +43,9 @@ TAG_BONUS: Final = 1.5
 # its cards only when the prompt names nothing else.
 TAG_SHARED: Final = 3
 PATH_SCORE: Final = 10.0
-# A name a touched file uses selects the cards that give it as code when at most this many
-# cards give it: a name more cards share (`prisma` in a Prisma project) says nothing about any
-# one of them. Below a glob's score: a card claiming the file itself comes first.
+# A name the written code uses counts for the cards that give it as code when at most this
+# many cards give it: a name more cards share (`prisma` in a Prisma project) says nothing about
+# any one of them. Below a glob's score: a card claiming the file itself comes first.
 CODE_SHARED: Final = 2
 CODE_SCORE: Final = 5.0
 # Distinct pieces of code evidence a card needs (names used, a module imported): one shared
@@ -101,8 +101,8 @@ class Query(Record):
     prompt: str = ""
     paths: tuple[str, ...] = ()  # relative to the workspace root, '/'-separated
     prompt_paths: tuple[str, ...] = ()  # files named in the prompt that exist
-    # What the touched files' code says (engram.code_names): the names it uses, as index keys,
-    # and the workspace paths its relative imports may name, each with the file importing it.
+    # What the code written into a touched file says (engram.code_names): the names it uses,
+    # as index keys, and the workspace modules its relative imports name, each with that file.
     code_names: tuple[str, ...] = ()
     imported: tuple[tuple[str, str], ...] = ()
     include_always: bool = True

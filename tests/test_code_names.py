@@ -403,3 +403,10 @@ def test_a_patch_s_added_lines_belong_to_the_file_they_are_added_to() -> None:
     assert patch_paths.added(patch) == [("a.ts", "new a"), ("c.py", "moved"), ("d.md", "note")]
     huge = "".join(f"*** Add File: f{i}.ts\n+x\n" for i in range(patch_paths.MAX_PATHS + 50))
     assert len(patch_paths.added(huge)) == patch_paths.MAX_PATHS
+
+
+def test_the_event_keeps_as_much_code_as_the_names_are_read_from() -> None:
+    """event.py repeats the bound so that the hook path does not import code_names."""
+    from engram import event
+
+    assert event.MAX_CODE_CHARS == code_names.MAX_CODE_CHARS
