@@ -51,7 +51,8 @@ OLD_FORMS = ("engram hook {host}", "/old/venv/bin/engram hook {host}",
 # Commands of the user's that mention engram but do not run engram's hook for this host.
 LOOKALIKES = ("engram hook {other}", "echo engram hook {host}", "engram lint --strict",
               "/x/engram-hook {other}", "./engram-hook.sh {host}", "notengram hook {host}",
-              "bash -c 'echo engram hook {host}'", "grep -q engram x && ./run.sh")
+              "bash -c 'echo engram hook {host}'", "grep -q engram x && ./run.sh",
+              "git commit -m engram hook {host}", "notify --title=done engram hook {host}")
 # The user's own entries that do run engram's hook for this host, in a form engram never
 # writes: kept as they are, and engram adds no entry of its own on their event (the host
 # would run the hook twice).
