@@ -238,7 +238,8 @@ def is_valid(document: Any) -> bool:
                 or not _is_number(entry.get("created")) or not _is_number(entry.get("updated")) \
                 or any(name in entry and not _is_key_list(entry[name])
                        for name in ("slot", "resume_drops")) \
-                or ("reset_at" in entry and not _is_number(entry["reset_at"])):
+                or ("reset_at" in entry and not _is_number(entry["reset_at"])) \
+                or ("reset_by" in entry and not isinstance(entry["reset_by"], str)):
             return False
     return True
 

@@ -22,6 +22,10 @@ DEFAULT_MAX_TOKENS: Final = 1600
 # All the waiting one call may do for locks (the index's SQLite write lock, the delivery
 # cache's lock), together: well under the 10 s hook timeout Claude, Codex and Gemini get.
 WAIT_BUDGET: Final = 6.0
+# Every run of one start event (one per engram entry the event matches) is started at once
+# and answers within the host's hook timeout (10 s): the same payload again within this time
+# is that event, not a new start.
+SAME_START_NS: Final = 10 * 1_000_000_000
 # A host definition without `answer:` gets the most common shape (Claude's, Codex's, Gemini's).
 DEFAULT_ANSWER: Final[Mapping[str, Any]] = {
     "envelope": {"hookSpecificOutput": {"hookEventName": "$event", "additionalContext": "$text"}},
@@ -166,6 +170,7 @@ class HookCall:
             tuple(self.runtime.get("loads_natively") or ()), workspace.location)
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
+        self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
@@ -276,7 +281,23 @@ class HookCall:
         event = self.event
         entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
                                    self.workspace.location, event.session, event.agent, now)
-        delivery.apply_reset(entry, self.reset_stamp, now)
+        if event.resets and event.kind == "start" and self.spec.get("same_payload_once") \
+                and self._start_seen(entry):
+            # The same start again, moments later: a second engram entry for the event (a
+            # team's project file and the user's `--global` link both match it). Its reset was
+            # applied and its always cards sent by the first run; a second reset would send
+            # them again into the same context. Only where every real start has a payload of
+            # its own (`same_payload_once`): Cursor's start is its only channel, and one lost
+            # there is lost for the whole session.
+            entry["reset_at"] = max(self.reset_stamp, int(entry.get("reset_at") or 0))
+        else:
+            delivery.apply_reset(entry, self.reset_stamp, now)
+        if event.resets and event.kind == "start":
+            entry["reset_by"] = self.payload_digest
+        else:
+            # Anything else the session does (a prompt, a tool call, a PreCompact) comes after
+            # every run of the start: a start after it is a new one.
+            entry.pop("reset_by", None)
         places = self._join_session()
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
@@ -359,6 +380,13 @@ class HookCall:
             entry["start_done"] = True
             entry.pop("start_pending", None)
         return result
+
+    def _start_seen(self, entry: Mapping[str, Any]) -> bool:
+        """Whether this record's last reset came from this very payload, within the time the
+        host gives the hooks of one event (every run of one start is started at once)."""
+        applied = int(entry.get("reset_at") or 0)
+        return bool(self.payload_digest) and entry.get("reset_by") == self.payload_digest \
+            and 0 <= time.time_ns() - applied < SAME_START_NS
 
     def _join_session(self) -> list[str] | None:
         """The workspaces this session (or subagent) has records in, this one added on its
@@ -538,6 +566,7 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
     call = HookCall(host_def, event, ws, index, write)
+    call.payload_digest = _digest(raw)
     try:
         result = call.run()
     except Exception as exc:  # noqa: BLE001 - only a damaged index is retried
@@ -548,6 +577,7 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
         index.db.close()
         index_module.set_aside(ws, f"damaged ({type(exc).__name__} while routing)")
         call = HookCall(host_def, event, ws, index_module.load_or_build(ws), write)
+        call.payload_digest = _digest(raw)
         result = call.run()
     text = call.written
     if text is None:
@@ -556,6 +586,12 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
                       (time.perf_counter() - started) * 1000, workspace=ws.key, rule=call.rule_file,
                       engram_rule=bool(call.generated_rule))
     return text
+
+
+def _digest(raw: bytes) -> str:
+    import xxhash  # already loaded by the state dir's key functions
+
+    return xxhash.xxh64_hexdigest(raw)
 
 
 def reset_stamp(event: Event) -> int:

@@ -108,6 +108,26 @@ def test_a_compaction_that_does_not_happen_resets_nothing(ws: Path, client: str,
     assert sent_ids(prompt(client, ws, "release checklist")) == ["release"]
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_session_start_run_twice_sends_the_always_cards_once(ws: Path, client: str) -> None:
+    """A host runs every hook entry the event matches: a team's project file and the user's
+    own `engram link --global` (or `--local`) both run engram, with the same payload, at the
+    same moment (real Claude Code 2.1.332: the always card twice in the first request). The
+    second run of one start event is not a second reset: the always cards go once. A new
+    start after a prompt resets as before."""
+    session = payload(client, "UserPromptSubmit.json", ws)["session_id"]
+    start = payload(client, "SessionStart.json", ws, session_id=session)
+    assert sent_ids(context(call(client, start))) == ["overview"]
+    assert sent_ids(context(call(client, start))) == []
+    assert sent_ids(prompt(client, ws, "release checklist", session_id=session)) == ["release"]
+    compact = payload(client, "SessionStart.compact.json" if client == "codex"
+                      else "SessionStart.3.json", ws, session_id=session)
+    assert sent_ids(context(call(client, compact))) == ["overview"]
+    assert sent_ids(context(call(client, compact))) == []
+    assert sent_ids(prompt(client, ws, "release checklist", session_id=session)) == ["release"]
+    assert sent_ids(context(call(client, compact))) == ["overview"]  # a new compaction
+
+
 def test_a_manual_compress_on_gemini_resets_at_once(ws: Path) -> None:
     """Gemini CLI 0.61.0 sends nothing after a compression (no PostCompress, no `compress`
     session start), so a manual /compress resets when it is announced: if it then compresses

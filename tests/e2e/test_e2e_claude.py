@@ -12,6 +12,8 @@ Conversations, each in its own workspace and HOME:
 - `edited`: alpha and the always card edited between two prompts of one session.
 - `parallel`: two sessions in one workspace at once.
 - `global_link`: `link --global`: a read first, then, resumed, a prompt routing gamma.
+- `both_links`: the project file and `--global` both linked (a team's committed link and the
+  user's own): Claude runs engram twice per event; each body still arrives once.
 - `code`: a card routed only by the code written: a Read of a file using its code names (nothing),
   an Edit whose new text uses them (the card once, also after `--continue`), a new session's Write.
 - `native`: `hooks.path_rules: native` (opt-in rule files): a prompt routing gamma then a read;
@@ -183,6 +185,17 @@ def global_link(version: str) -> Iterator[Conversation]:
 
 
 @pytest.fixture(scope="module")
+def both_links(version: str) -> Iterator[Conversation]:
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        c.link("--global")
+        c.run("first", prompt("Tell me about zebrafish."))
+        c.run("again", prompt("Zebrafish again.", resume=True))
+        yield c
+
+
+@pytest.fixture(scope="module")
 def native(version: str) -> Iterator[Conversation]:
     with conversation(CLIENT, version) as c:
         setup(c)
@@ -340,6 +353,16 @@ def test_read_then_resumed_prompt_global(global_link: Conversation) -> None:
         problems.append(f"no `already loaded:` line naming gamma in request #{later[0].n}")
     problems += doctor_problems(c, ["SessionStart", "UserPromptSubmit", "PostToolUse"], scope="global")
     verdict(c, "--global: Read, --continue prompt routing gamma", problems)
+
+
+def test_project_and_global_link_each_body_once(both_links: Conversation) -> None:
+    """Both entries run on every event with the same payload; the second run of the session
+    start is not a second reset (before: overview twice in every request of the session)."""
+    c = both_links
+    problems = run_problems(c, "first", "again")
+    for label in ("first", "again"):
+        problems += check_memory(c.requests(label), "overview") + check_memory(c.requests(label), "alpha")
+    verdict(c, "project and --global link: every body once", problems)
 
 
 # --------------------------------------------------------------------------- edits, sessions
