@@ -174,6 +174,23 @@ def test_codex_subagent_prompt_is_keyed_to_the_subagent(ws: Path) -> None:
     assert len(keys) == 2 and any("#agent:" in key for key in keys)
 
 
+def test_a_codex_subagents_patch_is_the_subagents_not_the_parents(ws: Path) -> None:
+    """Codex 0.171.0 sends the subagent's `agent_id` on a PreToolUse inside it (captured from
+    a real `spawn_agent` whose task applies a patch through the shell): the card the patch
+    routes goes to the subagent's record. Recorded in the parent's, the parent's own prompt
+    asking for it would get only `already loaded:` for a body it never saw."""
+    captured = payload("codex", "PreToolUse.subagent-shell-patch.json", ws)
+    session = captured["session_id"]
+    call("codex", payload("codex", "SessionStart.json", ws, session_id=session))
+    call("codex", payload("codex", "SubagentStart.json", ws, session_id=session,
+                          agent_id=captured["agent_id"], turn_id=captured["turn_id"]))
+    patch = captured["tool_input"]["command"].replace("ledger/entries.txt", "db/migrations/0002.sql")
+    sub = context(call("codex", dict(captured, tool_input={"command": patch})))
+    assert sent_ids(sub) == ["migrations"]
+    parent = prompt("codex", ws, "how do I write a database migration?", session_id=session)
+    assert sent_ids(parent) == ["migrations"]
+
+
 def test_different_sessions_and_hosts_are_separate(ws: Path) -> None:
     prompt("claude", ws, "release checklist")
     other = prompt("claude", ws, "release checklist", session_id="another-session")
