@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Final, Sequence
 
-from engram import formats, frontmatter, globs
+from engram import formats, frontmatter, globs, secrets
 
 MAX_SECTION_CHARS: Final = 4000
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
@@ -89,7 +89,11 @@ class _Section:
 
 
 def clean_heading(text: str) -> str:
-    """Heading text without markup, numbering or trailing colons: `### **2. Jobs:**` -> `Jobs`."""
+    """Heading text without markup, numbering or trailing colons: `### **2. Jobs:**` -> `Jobs`.
+    A heading holding a secret is kept as written: without its `_` a `ghp_...` token is one no
+    detector knows, and the card would pass the secrets gate with it in its title."""
+    if secrets.has_secrets(text):
+        return " ".join(text.split()) or "Section"
     text = re.sub(r"[*_`]", "", text)
     text = re.sub(r"^\s*(\d+(\.\d+)*[.)]?|[IVX]+\.)\s+", "", text)
     text = re.sub(r"[^\w\s&/+.,()'-]", "", text)
@@ -254,16 +258,18 @@ def _finish(drafts: list[_Draft], source: str, stem: str, inherited: tuple[str, 
     used: set[str] = set()
     cards = []
     for draft in drafts:
-        base = _short(formats.slug(draft.title)) if draft.title != f"{source}: overview" \
+        # The id and the tag are made of words of the heading: never of a secret in it.
+        named = secrets.redact(draft.title)
+        base = _short(formats.slug(named)) if draft.title != f"{source}: overview" \
             else f"{stem}-overview"
         card_id, n = base, 2
         if card_id in used and draft.parents:
-            card_id = _short(formats.slug(f"{draft.parents[-1]} {draft.title}"))
+            card_id = _short(formats.slug(secrets.redact(f"{draft.parents[-1]} {draft.title}")))
         while card_id in used:
             card_id, n = f"{base}-{n}", n + 1
         used.add(card_id)
         # Only the section's own heading: a parent's tag on every child would select them all.
-        tags = tuple(t for t in [tag_for(draft.title)] if t)
+        tags = tuple(t for t in [tag_for(named)] if t and named == draft.title)
         title = draft.title if not draft.parents else f"{draft.title} ({draft.parents[-1]})"
         one_line = formats.first_sentence(draft.body) or title
         applies = () if draft.always else (inherited or named_paths(draft.body, exists))

@@ -369,3 +369,34 @@ def test_a_usage_error_of_the_engram_process_never_echoes_a_secret(tmp_path: Pat
                               text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
         assert done.returncode == 2 and token not in done.stdout + done.stderr, argv
         assert "Error:" in done.stderr
+
+
+def test_a_secret_in_an_imported_heading_is_never_hidden_from_the_gate(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`engram import` makes a section's title, tags and id from its heading, without markup:
+    stripping `_` and `*` turned `ghp_...` into `ghp...` (and `sk_live_...` into `sklive...`),
+    which no detector knows, so the card passed the gate and the hook sent the token's random
+    part in its title; the import table printed it, lowercased, as a tag. A heading holding a
+    secret keeps its text as written (the gate blocks the card, lint names it) and no tag or id
+    is made of the secret."""
+    tokens = [t for t in TOKENS if re.search(r"[_*]", t)]
+    assert len(tokens) >= 3
+    headings = "".join(f"## Deploy with {token}\n\nUse the deploy script {n}.\n\n"
+                       for n, token in enumerate(tokens))
+    ws = make_workspace(tmp_path / "proj", cards={})
+    (ws / "AGENTS.md").write_text(f"# Notes\n\n{headings}", encoding="utf-8")
+    channels = {"import": _run(ws, capsys, "import", "AGENTS.md"),
+                "import --json": _run(ws, capsys, "import", "AGENTS.md", "--dry-run", "--json"),
+                "lint": _run(ws, capsys, "lint"),
+                "route": _run(ws, capsys, "route", "how do we deploy", "--explain")}
+    channels["hook"] = call("claude", payload("claude", "UserPromptSubmit.json", ws,
+                                              prompt="how do we deploy with the script?"))
+    channels["files"] = "\n".join(p.name for p in (ws / ".agents").rglob("*"))
+    # The token's longest run of letters and digits, in any case, with any separator gone.
+    runs = {t: max(re.findall(r"[A-Za-z0-9]+", t), key=len).lower() for t in tokens}
+    leaks = [f"{token[:8]}... in {name}" for token, run in runs.items()
+             for name, text in channels.items()
+             if run in re.sub(r"[^a-z0-9]", "", text.lower())]
+    assert not leaks, leaks
+    report = json.loads(_run(ws, capsys, "lint", "--json", stdout=True))
+    assert len([p for p in report["problems"] if p["code"] == "secret"]) == len(tokens)
