@@ -71,6 +71,11 @@ function isTitleRequest(system) {
   return typeof system[0] === "string" && TITLE_PROMPT.test(system[0]);
 }
 
+// The model requests an engram plugin has added its slot to, shared by every engram plugin in
+// this process: OpenCode loads the project's `.opencode/plugins/engram.js` and the user's global
+// one both, and calls each with the same output; a second slot would be the same memory twice.
+const FILLED = (globalThis[Symbol.for("engram.opencode.filled")] ??= new WeakSet());
+
 export const EngramPlugin = async ({ directory, worktree } = {}) => {
   const cwd = directory || worktree || process.cwd();
   // sessionID -> {text, slot}: what engram keeps in the system prompt. Lives in this process
@@ -128,6 +133,7 @@ export const EngramPlugin = async ({ directory, worktree } = {}) => {
     },
     "experimental.chat.system.transform": async (input, output) => {
       if (!Array.isArray(output?.system) || isTitleRequest(output.system)) return;
+      if (FILLED.has(output)) return; // another engram plugin filled this request
       // sessionID is optional in this hook's input; fall back to the session last asked about.
       const sessionID = input?.sessionID ?? lastSession;
       if (!sessionID) return;
@@ -139,7 +145,10 @@ export const EngramPlugin = async ({ directory, worktree } = {}) => {
         await queues.get(sessionID);
       }
       const text = slots.get(sessionID)?.text;
-      if (text) output.system.push(text);
+      if (text && !FILLED.has(output)) {
+        output.system.push(text);
+        FILLED.add(output);
+      }
     },
   };
 };

@@ -174,6 +174,54 @@ def test_plugin_keeps_memory_across_processes_and_out_of_titles(tmp_path: Path) 
         assert text.count("Releases are cut from main") == 1
 
 
+TWO_PLUGINS = r"""
+import { pathToFileURL } from "node:url";
+const [first, second, cwd] = process.argv.slice(2);
+// OpenCode loads every plugin file it finds: the project's and the user's global one are two
+// modules, each with its own instance, called one after the other with the same output.
+const instances = [];
+for (const path of [first, second]) {
+  const { EngramPlugin } = await import(pathToFileURL(path).href);
+  instances.push(await EngramPlugin({ directory: cwd }));
+}
+const out = [];
+for (const text of ["release checklist", "thanks"]) {
+  for (const hooks of instances) {
+    await hooks["chat.message"]({ sessionID: "ses_3" }, { parts: [{ type: "text", text }] });
+  }
+  const output = { system: ["You are OpenCode."] };
+  for (const hooks of instances) {
+    await hooks["experimental.chat.system.transform"]({ sessionID: "ses_3", model: {} }, output);
+  }
+  out.push(output.system.slice(1).join("\n"));
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@needs_node
+def test_two_engram_plugins_in_one_process_add_the_slot_once(tmp_path: Path) -> None:
+    """`engram link opencode` in a project and `--global` for the user: OpenCode loads both
+    plugins, and each added its slot to the system prompt (real OpenCode 1.18.33: every body
+    twice in every agent request). The first to add it for a request is the only one."""
+    ws = str(make_workspace(tmp_path / "proj"))
+    host = Host.from_definition(host_registry.load_host("opencode"))
+    paths = []
+    for where in ("project", "global"):
+        plugin = tmp_path / where / "engram.js"
+        plugin.parent.mkdir()
+        plugin.write_text(plugin_text(host, engram_command()), encoding="utf-8")
+        paths.append(str(plugin))
+    driver = tmp_path / "two.mjs"
+    driver.write_text(TWO_PLUGINS, encoding="utf-8")
+    done = subprocess.run([NODE, str(driver), *paths, ws], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    for text in json.loads(done.stdout):
+        assert sent_ids(text) == ["overview", "release"], text
+        assert text.count("Releases are cut from main") == 1
+
+
 SCRIPTED = r"""
 import json, sys, time
 document = json.load(sys.stdin)

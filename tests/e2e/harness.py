@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -669,3 +669,15 @@ def conversation(client: str, version: str | None = None) -> Iterator[Conversati
             print(f"\n[e2e] {label} work dir kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def linked_twice(client: str, version: str | None,
+                 setup: Callable[[Conversation], None]) -> Iterator[Conversation]:
+    """A conversation where the project file is linked (what a team commits) and so is the
+    user's own global config (`link --global`): the client runs engram from both."""
+    with conversation(client, version) as c:
+        setup(c)
+        c.link()
+        c.link("--global")
+        yield c

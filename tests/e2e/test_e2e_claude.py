@@ -53,6 +53,7 @@ from .harness import (
     doctor_problems,
     edit_card,
     link_problems,
+    linked_twice,
     path_problems,
     report,
     run_problems,
@@ -186,10 +187,7 @@ def global_link(version: str) -> Iterator[Conversation]:
 
 @pytest.fixture(scope="module")
 def both_links(version: str) -> Iterator[Conversation]:
-    with conversation(CLIENT, version) as c:
-        setup(c)
-        c.link()
-        c.link("--global")
+    with linked_twice(CLIENT, version, setup) as c:
         c.run("first", prompt("Tell me about zebrafish."))
         c.run("again", prompt("Zebrafish again.", resume=True))
         yield c

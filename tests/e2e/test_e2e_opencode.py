@@ -15,6 +15,8 @@ per session, in the OpenCode process's memory. So the conversation crosses proce
   serve3     a prompt after the compaction;
   continued  the server stopped, `opencode run --session`: a new process again.
 
+And `both_links`: the project's plugin and the user's global one, both loaded by one OpenCode.
+
 Every agent request must carry the always card and the cards of the latest prompt that routed
 anything exactly once (the slot replaces alpha by beta); the title request carries none.
 """
@@ -44,6 +46,7 @@ from .harness import (
     check_memory,
     conversation,
     doctor_problems,
+    linked_twice,
     report,
     run_problems,
     timing_problems,
@@ -216,6 +219,22 @@ def convo(version: str) -> Iterator[Conversation]:
                 server.stop()
             c.run("continued", prompt("Carry on.", session))
         yield c
+
+
+@pytest.fixture(scope="module")
+def both_links(version: str) -> Iterator[Conversation]:
+    """The project's plugin and the user's global one (`link --global`): OpenCode loads both."""
+    with linked_twice(CLIENT, version, setup) as c:
+        c.run("first", prompt(FIRST_PROMPT))
+        yield c
+
+
+def test_project_and_global_plugin_add_the_slot_once(both_links: Conversation) -> None:
+    """Each plugin added its slot (before: overview and alpha twice in every agent request)."""
+    requests = agent_requests(both_links, "first")
+    problems = run_problems(both_links, "first") + ([] if requests else ["no agent request"])
+    problems += check_memory(requests, "overview") + check_memory(requests, "alpha")
+    verdict(both_links, "project and --global plugin: every body once", problems)
 
 
 def test_link_writes_the_plugin(convo: Conversation) -> None:
