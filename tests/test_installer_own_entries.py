@@ -35,6 +35,13 @@ OWN_FORMS = [
     {"type": "command", "command": "/opt/py/bin/python3.12 /opt/engram/bin/engram hook claude"},
     {"type": "command", "command": "python3 -m engram.entry hook claude"},
     {"type": "command", "command": "/opt/engram/bin/engram", "args": ["hook", "claude"]},
+    # Windows: Claude Code and others hand a command to cmd or PowerShell
+    {"type": "command", "command": "cmd /c engram hook claude"},
+    {"type": "command", "command": 'cmd.exe /d /s /C "C:\\Tools\\engram.exe hook claude"'},
+    {"type": "command", "command": 'powershell -Command "engram hook claude"'},
+    {"type": "command", "command": "powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "
+                                   "\"& engram hook claude\""},
+    {"type": "command", "command": "pwsh -NoLogo -c 'engram hook claude; exit 0'"},
 ]
 
 
@@ -155,7 +162,12 @@ def test_codex_config_toml_entries_count_as_the_users_own(workspace: Path, tmp_p
 
 @pytest.mark.parametrize("command", ["echo engram hook claude", "engram hook codex",
                                      "my-logger engram hook claude", "npx engram hook claude",
-                                     "bash -c 'echo engram hook claude'", "python3 -m engram hook"])
+                                     "bash -c 'echo engram hook claude'", "python3 -m engram hook",
+                                     "cmd /c echo engram hook claude",
+                                     'powershell -Command "Write-Host engram hook claude"',
+                                     "pwsh -File engram hook claude",
+                                     "cmd /c engram hook codex",
+                                     "powershell -ExecutionPolicy engram hook claude"])
 def test_a_command_that_only_mentions_engram_is_not_taken_for_its_hook(command: str) -> None:
     assert not runs_engram_hook(command, ["claude"])
 

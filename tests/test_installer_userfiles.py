@@ -52,11 +52,13 @@ OLD_FORMS = ("engram hook {host}", "/old/venv/bin/engram hook {host}",
 LOOKALIKES = ("engram hook {other}", "echo engram hook {host}", "engram lint --strict",
               "/x/engram-hook {other}", "./engram-hook.sh {host}", "notengram hook {host}",
               "bash -c 'echo engram hook {host}'", "grep -q engram x && ./run.sh",
-              "git commit -m engram hook {host}", "notify --title=done engram hook {host}")
+              "git commit -m engram hook {host}", "notify --title=done engram hook {host}",
+              "cmd /c echo engram hook {host}", "pwsh -File engram hook {host}")
 # The user's own entries that do run engram's hook for this host, in a form engram never
 # writes: kept as they are, and engram adds no entry of its own on their event (the host
 # would run the hook twice).
-OWN_FORMS = ("bash -c 'engram hook {host}'", "uvx engram hook {host}")
+OWN_FORMS = ("bash -c 'engram hook {host}'", "uvx engram hook {host}", "cmd /c engram hook {host}",
+             'powershell -NoProfile -Command "engram hook {host}"')
 OTHER = {"claude": "codex", "codex": "claude", "gemini": "claude", "cursor": "claude",
          "windsurf": "cursor"}
 

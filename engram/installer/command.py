@@ -314,6 +314,16 @@ _WRAPPERS: Final = frozenset({"env", "exec", "command", "nohup", "nice", "timeou
 _VALUE_OPTIONS: Final = frozenset({"-n", "-s", "-k", "-u", "--signal", "--kill-after", "--with",
                                    "--from", "--python", "-p", "--spec", "--adjustment"})
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# Windows: `cmd /c <command>` runs the rest of its line; PowerShell's `-Command` (`-c`, or any
+# abbreviation of it) does too, and Windows PowerShell reads a bare first argument the same way
+# (`pwsh` reads it as a script file). Options of theirs that take a value.
+_CMD_RUNS: Final = frozenset({"/c", "/k", "/r"})
+_POWERSHELLS: Final = frozenset({"powershell", "pwsh"})
+_PS_VALUE_OPTIONS: Final = frozenset({"executionpolicy", "ep", "ex", "windowstyle", "w",
+                                      "version", "v", "configurationname", "config",
+                                      "workingdirectory", "wd", "outputformat", "of", "o",
+                                      "inputformat", "if", "settingsfile", "psconsolefile",
+                                      "encodedarguments", "ea"})
 _SEPARATORS: Final = frozenset({"&&", "||", ";", "|", "&"})
 
 
@@ -360,6 +370,9 @@ def _runs_hook_at_start(words: list[str], wanted: set[str], depth: int) -> bool:
     if not rest:
         return False
     base = _base(rest[0])
+    inner = _windows_shell_command(rest) if depth < 2 else None
+    if inner is not None:
+        return any(_segment_runs_hook(words, wanted, depth + 1) for words in _splits(inner))
     if base in _SHELLS and depth < 2:
         for j, word in enumerate(rest[1:-1], start=1):
             if word.startswith("-") and not word.startswith("--") and "c" in word:
@@ -381,6 +394,31 @@ def _runs_hook_at_start(words: list[str], wanted: set[str], depth: int) -> bool:
     if base == LAUNCHER:
         return bool(tail) and tail[0] in wanted
     return base == "engram" and len(tail) == 2 and tail[0] == "hook" and tail[1] in wanted
+
+
+def _windows_shell_command(words: list[str]) -> str | None:
+    """The command line `cmd /c ...` or `powershell -Command ...` (words[0] the shell) runs,
+    or None (another program, or a shell that runs a script file or nothing)."""
+    base = _base(words[0])
+    if base == "cmd":
+        for j, word in enumerate(words[1:], start=1):
+            if word.lower() in _CMD_RUNS:
+                return " ".join(words[j + 1:])
+            if not word.startswith("/"):
+                return None
+        return None
+    if base not in _POWERSHELLS:
+        return None
+    j = 1
+    while j < len(words):
+        word = words[j]
+        if not word.startswith(("-", "/")):
+            return " ".join(words[j:]) if base == "powershell" else None
+        name = word.lstrip("-/").lower()
+        if name and "command".startswith(name):
+            return " ".join(words[j + 1:])
+        j += 2 if name in _PS_VALUE_OPTIONS else 1
+    return None
 
 
 def _programs(command: str) -> list[str]:
