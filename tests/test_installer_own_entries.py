@@ -265,3 +265,30 @@ def test_a_codex_config_toml_entry_on_fewer_tools_leaves_engrams_entry_in_place(
     document = json.loads((folder / "hooks.json").read_text())
     assert [g.get("matcher") for g in document["hooks"]["PreToolUse"]] == ["apply_patch|Bash"]
     assert (folder / "config.toml").read_text() == toml
+
+
+def test_codex_config_toml_is_read_where_python_has_no_tomllib(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.10 (which engram supports) has no tomllib: it reads Codex's config.toml with
+    tomli, the library tomllib was made from. Without a reader, a user's engram entry there
+    went unseen and link added a second one: the hook ran twice per event. (On 3.10 itself
+    the other config.toml tests run the real tomli.)"""
+    tomllib = pytest.importorskip("tomllib")
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` fails, as on 3.10
+    monkeypatch.setitem(sys.modules, "tomli", tomllib)  # the same reader, under its 3.10 name
+    monkeypatch.setattr(sys, "version_info", (3, 10, 13, "final", 0))
+    folder = workspace / ".codex"
+    folder.mkdir()
+    (folder / "config.toml").write_text(CONFIG_TOML)
+    assert engram("link", "codex", cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert engram_handlers(document, "UserPromptSubmit", "codex") == []
+    assert "UserPromptSubmit" in doctor_row(workspace, "codex")["own_entries"]
+
+
+def test_the_toml_reader_python_3_10_needs_is_declared_for_it_alone() -> None:
+    from conftest import REPO
+
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert "requires-python = \">=3.10\"" in text
+    assert "\"tomli>=1.1; python_version < '3.11'\"" in text

@@ -80,11 +80,14 @@ def test_wheel_metadata_requires_the_runtime_dependencies(wheel: zipfile.ZipFile
     required = {line.split(":", 1)[1].strip().split(">")[0].split("=")[0].split(" ")[0].lower()
                 for line in text.splitlines() if line.startswith("Requires-Dist:")
                 and "extra ==" not in line}
-    assert required == {"pyyaml", "xxhash", "typer"}
+    assert required == {"pyyaml", "xxhash", "typer", "tomli"}
+    # tomli only where the standard library has no tomllib
+    assert any(line.startswith("Requires-Dist: tomli") and 'python_version < "3.11"' in line
+               for line in text.splitlines())
 
 
 # The import name of each runtime dependency.
-RUNTIME_IMPORTS = {"yaml": "pyyaml", "xxhash": "xxhash", "typer": "typer"}
+RUNTIME_IMPORTS = {"yaml": "pyyaml", "xxhash": "xxhash", "typer": "typer", "tomli": "tomli"}
 
 
 def test_the_dependency_list_is_true() -> None:

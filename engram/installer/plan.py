@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -150,18 +151,26 @@ def event_matchers(host: Host) -> tuple[tuple[str, str], ...]:
                  if e.get("matcher") is not None)
 
 
+def _toml_reader() -> Any:
+    """Python's TOML reader: tomllib, or on Python 3.10 tomli (the library tomllib was made
+    from, the same interface), a dependency there alone. Imported only where a host reads
+    TOML beside its hooks file (Codex), never by the hook."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli
+
+    return tomli
+
+
 def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     """The events a file the host reads hooks from beside `path` (`install.hooks_also_in`:
     Codex's config.toml next to its hooks.json, one layer) already runs engram's hook for,
     in any form: event -> (that file, the command). engram never writes there, so every such
-    entry is the user's own. Not read on Python 3.10 (no tomllib)."""
+    entry is the user's own."""
     found: dict[str, tuple[Path, str]] = {}
-    import importlib
-
-    try:
-        tomllib: Any = importlib.import_module("tomllib")
-    except ImportError:  # pragma: no cover - Python 3.10
-        return found
+    tomllib = _toml_reader()
     container = str(host.install.get("container", "hooks"))
     matchers = dict(event_matchers(host))
     for name in host.install.get("hooks_also_in") or ():
