@@ -365,6 +365,29 @@ def test_a_deeply_nested_file_is_refused_with_a_reason(depth: int, workspace: Pa
     assert path.read_text() == text
 
 
+def test_doctor_and_link_say_the_same_of_a_file_nested_too_deep(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    """The host reads a 300-level file; engram does not. Doctor called it broken ("engram
+    cannot read it") and told the user to fix it and run `engram link`, which then refused
+    it again, and link's own fix pointed at `link --dry-run --json`, which refuses too. Both
+    now give one reason (the host may read it; engram does not edit it) and one way out."""
+    from engram.commands import doctor
+
+    text = '{"x": ' + '{"a": ' * 300 + "1" + "}" * 300 + "}\n"
+    path = claude_settings(workspace, text)
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "claude"
+               for c in r["configured"] if c["scope"] == "project")
+    capsys.readouterr()
+    assert engram("link", "claude", "--json", cwd=workspace) == 1
+    change = json.loads(capsys.readouterr().out)["changes"][0]
+    assert change["action"] == "refused"
+    assert row["problem"] == change["message"], (row["problem"], change["message"])
+    assert row["fix"] == change["fix"]
+    assert "nests deeper than 200 levels" in row["problem"] and "host" in row["problem"]
+    assert "--dry-run" not in row["fix"] and "200" in row["fix"]
+    assert path.read_text() == text
+
+
 @pytest.mark.parametrize("hooks", ["[]", '"x"', "1", "true"])
 def test_non_object_hooks_is_refused(hooks: str, workspace: Path,
                                      capsys: pytest.CaptureFixture) -> None:

@@ -23,6 +23,7 @@ from engram.installer.plan import (
     ours_for,
     scope_flag,
     scope_name,
+    too_deep,
 )
 
 # A timeout this large in a seconds field was almost certainly meant as milliseconds (the
@@ -111,9 +112,11 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         if hasattr(fmt, "validate"):
             fmt.validate(document, bare)
         found = fmt.found(document, bare)
+    except jsonc.TooDeep as exc:  # valid to the host, maybe; engram does not read it
+        problem, fix = too_deep(exc, host, scope)
+        return make(exists=True, state="unreadable", problem=problem, fix=fix)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
-        what = "engram cannot read it" if isinstance(exc, jsonc.TooDeep) else "does not parse"
-        return make(exists=True, state="unreadable", problem=f"{what}: {exc}",
+        return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
     own: dict[str, str] = {}
     if hasattr(fmt, "own_entries"):

@@ -14,7 +14,7 @@ from typing import Any, Final
 from engram.host_adapter import Host
 from engram.installer import command
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
-from engram.installer.jsonc import DuplicateKey, JsoncError, TooDeep
+from engram.installer.jsonc import MAX_DEPTH, DuplicateKey, JsoncError, TooDeep
 from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError, covers
 from engram.resources import data_dir
 
@@ -250,8 +250,7 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
             message = f"cannot be written ({exc.strerror or exc})"
             fix = "check the permissions of the file and its folder, then run the command again"
         elif isinstance(exc, TooDeep):
-            message = f"{exc}: engram does not edit a file nested that deep"
-            fix = "add engram's entries by hand (see `engram link --dry-run --json`)"
+            message, fix = too_deep(exc, host, scope)
         elif isinstance(exc, DuplicateKey):
             message = f"is ambiguous: {exc}"
             fix = ("keep one copy of that key (hosts read only one of them), then run the "
@@ -272,6 +271,16 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         action = "updated"
     return make(action=action, entries=len(after_found),
                 events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup)
+
+
+def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
+    """What `link` and `doctor` both say of a file nested past what engram reads (valid JSON
+    the host may well read): the reason and the way out, in the same words."""
+    flag = scope_flag(scope == "global", scope == "local")
+    return (f"{exc}: the host may read it, but engram does not read or edit a file nested "
+            "that deep",
+            f"nest that part of the file at most {MAX_DEPTH} levels deep and run `engram link "
+            f"{host.name}{flag}` again, or add engram's hook entries by hand")
 
 
 def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
