@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,10 +42,17 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
 ) -> None:
     """engram: the right project memory for AI coding agents, at the right moment, never twice."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # `sudo engram link ...` keeping HOME writes backups, locks and records into the
+        # user's state dir: left root's, every later hook of the user's would fail open.
+        from engram.installer.filedance import give_state_back
+
+        ctx.call_on_close(give_state_back)
 
 
 @app.command()

@@ -182,3 +182,53 @@ def test_unlink_local_takes_back_only_its_line_after_user_edits(workspace: Path)
     exclude.write_text(exclude.read_text() + "build/\n")
     assert engram("unlink", "claude", "--local", cwd=workspace) == 0
     assert exclude.read_text() == EXCLUDE + "build/\n"
+
+
+def _sudo_state(isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state dir under the user's own ~/.local/state, as `sudo` (keeping HOME) sees it."""
+    parent = isolated_dirs / ".local" / "state"
+    parent.mkdir(parents=True)
+    for folder in (isolated_dirs, isolated_dirs / ".local", parent):
+        os.chown(folder, NOBODY, NOBODY + 1)
+    state = parent / "engram"
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(state))
+    return state
+
+
+@as_root
+def test_sudo_leaves_no_state_file_the_user_cannot_write(
+        isolated_dirs: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found: `sudo engram link claude --global` made the state dir's backups, locks and
+    records root's: every later hook the user's host ran (not root) could not take its lock
+    or write its cache, failed open, and delivered nothing, silently, for good."""
+    from engram import cli
+
+    state = _sudo_state(isolated_dirs, monkeypatch)
+    assert cli.run(["link", "claude", "--global", "--cwd", str(workspace)]) == 0
+    assert cli.run(["unlink", "claude", "--global", "--cwd", str(workspace)]) == 0
+    made = _tree(state)
+    assert len(made) > 3 and (state / "backups") in made
+    assert [p for p in made if _owner(p) != (NOBODY, NOBODY + 1)] == []
+
+
+@as_root
+def test_doctor_reports_state_files_another_user_owns(
+        isolated_dirs: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state dir an older engram left root's under `sudo`: doctor names it and the chown."""
+    from engram.commands import doctor
+
+    state = _sudo_state(isolated_dirs, monkeypatch)
+    (state / "locks").mkdir(parents=True)
+    os.chown(state, NOBODY, NOBODY + 1)
+    (state / "locks" / "x.lock").write_text("")  # root's, as sudo left it
+
+    def problems() -> list[dict]:
+        return [p for p in doctor.collect(workspace)["problems"] if p["scope"] == "state"]
+
+    found = problems()
+    assert len(found) == 1, found
+    assert "2 files or folders" in found[0]["problem"] and "fail open" in found[0]["problem"]
+    assert found[0]["fix"] == f"sudo chown -R {NOBODY}:{NOBODY + 1} {state}"
+    for path in _tree(state):
+        os.chown(path, NOBODY, NOBODY + 1)
+    assert problems() == []

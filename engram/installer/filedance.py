@@ -238,6 +238,56 @@ def new_owner(path: Path) -> tuple[int, int] | None:
     return None if info.st_uid == 0 else (info.st_uid, info.st_gid)
 
 
+def state_owner() -> tuple[int, int] | None:
+    """Run as root, whom engram's state dir belongs to: the owner of the folder above it
+    (`sudo` keeping HOME: the user's ~/.local/state), when that is not root. The user's own
+    hooks, which are not root, must be able to write every lock, cache and record there."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    return new_owner(paths.state_dir())
+
+
+# How many state entries doctor looks at for their owner: a state dir holds a few files per
+# workspace and session, and doctor must stay quick on a large one.
+STATE_SCAN_MAX: Final = 20000
+
+
+def state_entries(limit: int = STATE_SCAN_MAX) -> list[tuple[str, int, int]]:
+    """(path, uid, gid) of the state dir and what is in it (links not followed), at most
+    `limit` of them."""
+    root = str(paths.state_dir())
+    found: list[tuple[str, int, int]] = []
+
+    def add(path: str) -> None:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return
+        found.append((path, info.st_uid, info.st_gid))
+
+    if os.path.lexists(root):
+        add(root)
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            add(os.path.join(folder, name))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def give_state_back() -> None:
+    """After a command run as root: what it made in a user's state dir becomes the user's."""
+    owner = state_owner()
+    if owner is None:
+        return
+    for path, uid, _gid in state_entries(limit=10**9):
+        if uid == 0:
+            try:
+                os.lchown(path, *owner)
+            except OSError:
+                continue
+
+
 def make_parents(path: Path, owner: tuple[int, int] | None) -> list[str]:
     """Create the folders missing above `path`, outermost first, each given `owner`."""
     made = []

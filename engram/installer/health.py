@@ -341,6 +341,7 @@ def state_problems() -> list[dict[str, str]]:
             found.append({"path": str(state), "problem": f"the state dir cannot be written "
                           f"({exc.strerror or exc}), so every hook call fails open and delivers "
                           "nothing", "fix": f"make {state} writable, {redirect}"})
+    found += _foreign_state(state)
     failure = _last_failure(state / "logs" / "hook.log")
     if failure is not None:
         answered = [info.get("last_fired") or "" for events in observed_log.read().values()
@@ -352,3 +353,23 @@ def state_problems() -> list[dict[str, str]]:
                           "fix": "run the host again; if it keeps failing, see the log and run "
                                  "`engram doctor` after fixing what it names"})
     return found
+
+
+def _foreign_state(state: Path) -> list[dict[str, str]]:
+    """State files the user whose hooks use them does not own (a `sudo engram ...` left them
+    root's): the hook cannot take those locks or replace those caches, and fails open."""
+    from engram.installer.filedance import state_entries, state_owner
+
+    if not hasattr(os, "geteuid"):
+        return []
+    owner = state_owner() if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+    if owner is None:
+        return []
+    foreign = [path for path, uid, _gid in state_entries() if uid != owner[0]]
+    if not foreign:
+        return []
+    return [{"path": foreign[0],
+             "problem": f"{len(foreign)} files or folders in the state dir belong to another "
+                        f"user (first: {foreign[0]}; a `sudo engram ...` leaves them root's), so "
+                        "the hooks cannot write them and fail open",
+             "fix": f"sudo chown -R {owner[0]}:{owner[1]} {state}"}]
