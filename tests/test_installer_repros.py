@@ -635,3 +635,38 @@ def test_an_engram_upgrade_moves_personal_commands_to_the_launcher_once_and_unli
     settings.write_text(json.dumps(document, indent=2))
     assert engram("unlink", "claude", "--global", cwd=workspace) == 0
     assert json.loads(settings.read_text()) == json.loads(USER_SETTINGS)
+
+
+def test_cursors_version_goes_with_engram_only_where_engram_knows_it_wrote_it(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cursor's hooks.json carries `"version": 1` beside `hooks`; link adds it when missing.
+    Unlink takes it back exactly when engram knows it added it: the file engram made goes
+    whole, a file of the user's gets its recorded bytes back. Where engram cannot know (no
+    record: a committed file, another machine's link, a state dir removed), the version
+    stays: it may be the user's, and Cursor reads a hooks.json with a version and no hooks as
+    no hooks. Beside the user's own hooks it always stays: Cursor needs it there."""
+    path = workspace / ".cursor" / "hooks.json"
+    ours = {"command": f"{PINNED} hook cursor"}
+    assert engram("link", "cursor", cwd=workspace) == 0
+    assert json.loads(path.read_text())["version"] == 1
+    assert engram("unlink", "cursor", cwd=workspace) == 0
+    assert not path.exists() and not path.parent.exists()  # made by engram: gone whole
+    path.parent.mkdir()
+    original = '{"telemetry": false}\n'
+    path.write_text(original)
+    assert engram("link", "cursor", cwd=workspace) == 0
+    assert engram("unlink", "cursor", cwd=workspace) == 0
+    assert path.read_text() == original  # recorded: the user's bytes back, no version
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "another-state"))  # no record
+    path.write_text(json.dumps({"version": 1, "hooks": {"sessionStart": [ours]}}))
+    assert engram("unlink", "cursor", cwd=workspace) == 0
+    assert not path.exists()  # nothing but engram's entries and the version: gone
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "telemetry": False,
+                                "hooks": {"sessionStart": [ours]}}))
+    assert engram("unlink", "cursor", cwd=workspace) == 0
+    assert json.loads(path.read_text()) == {"version": 1, "telemetry": False}
+    path.write_text(json.dumps({"version": 1, "hooks": {"sessionStart": [ours],
+                                                        "stop": [{"command": "./a.sh"}]}}))
+    assert engram("unlink", "cursor", cwd=workspace) == 0
+    assert json.loads(path.read_text()) == {"version": 1, "hooks": {"stop": [{"command": "./a.sh"}]}}
