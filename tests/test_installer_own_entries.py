@@ -292,3 +292,31 @@ def test_the_toml_reader_python_3_10_needs_is_declared_for_it_alone() -> None:
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert "requires-python = \">=3.10\"" in text
     assert "\"tomli>=1.1; python_version < '3.11'\"" in text
+
+
+@pytest.mark.parametrize("host, own_file, text", [
+    ("codex", ".codex/config.toml", CONFIG_TOML),
+    ("claude", ".claude/settings.json", json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "uvx engram hook claude"}]}]}}))])
+def test_a_users_own_global_entry_beside_a_project_link_is_reported(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture, host: str, own_file: str, text: str) -> None:
+    """The user's own engram entry in their global settings (Codex's ~/.codex/config.toml,
+    Claude's ~/.claude/settings.json) and engram's project link: the host reads both layers
+    and runs the hook twice for that event. The project file is the team's, so link still
+    writes it; link and doctor say so, naming both files."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    own = home / own_file
+    own.parent.mkdir(parents=True)
+    own.write_text(text)
+    capsys.readouterr()
+    assert engram("link", host, cwd=workspace) == 0
+    out = capsys.readouterr().out
+    assert "UserPromptSubmit" in out and str(own_file.split("/")[0]) in out, out
+    warnings = [w for w in doctor.collect(workspace)["warnings"] if host in w["warning"]]
+    assert len(warnings) == 1, warnings
+    assert "UserPromptSubmit" in warnings[0]["warning"] and str(own) in warnings[0]["warning"]
+    assert own.read_text() == text  # never engram's to edit
+    assert engram("unlink", host, cwd=workspace) == 0
+    assert not [w for w in doctor.collect(workspace)["warnings"] if host in w["warning"]]

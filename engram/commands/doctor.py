@@ -70,9 +70,7 @@ def collect(cwd: Path) -> dict[str, Any]:
                                 # firing says nothing about this one's.
                                 "observed": health.observed(host, ws.key if ws else "")}
         if host.supported and host.install:
-            scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file")
-                                         else []) + [(True, False)]
-            found = [health.inspect(host, root, g, rules, hook_setting, local) for g, local in scopes]
+            found = health.host_rows(host, root, rules, hook_setting)
             configured += found
             item["configured"] = [row.to_json() for row in found]
         rows.append(item)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from engram import output
 from engram.commands.changes import report as changes_report
-from engram.installer import ops, plan
+from engram.installer import health, ops, plan
 
 
 def run(host: str, global_scope: bool = False, session_end: bool = False, dry_run: bool = False,
@@ -39,4 +39,9 @@ def run(host: str, global_scope: bool = False, session_end: bool = False, dry_ru
                 output.line(f"note: {target.name} has engram's entries in this project and in "
                            f"your global settings, and runs both on every event: keep one with "
                            f"{unlinks}")
+            if target.supported and target.install:
+                rows = health.host_rows(target, ops.project_root(cwd), ops.path_rules(cwd),
+                                        ops.command_setting(cwd))
+                for twice in health.twice_across_files(rows):
+                    output.line(f"note: {twice['warning']}: {twice['fix']}")
     return code

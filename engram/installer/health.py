@@ -56,6 +56,7 @@ class Configured:
     # host reads beside it), and events that run engram's hook more than once.
     own: tuple[str, ...] = ()
     twice: tuple[str, ...] = ()
+    own_in: tuple[str, ...] = ()  # the files those entries of the user's are in
 
     @property
     def broken(self) -> bool:
@@ -100,8 +101,10 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     fmt = FORMATS[host.install["format"]]
     try:
         text = read_config_bytes(target_of(path)).decode("utf-8")
-    except FileNotFoundError:
-        return make(exists=False, state="not linked")
+    except FileNotFoundError:  # a file the host reads beside it may still run the hook
+        beside_found = beside(host, path)
+        return make(exists=False, state="not linked", own=tuple(beside_found),
+                    own_in=tuple(dict.fromkeys(str(f) for f, _c in beside_found.values())))
     except (OSError, UnicodeDecodeError) as exc:
         return make(exists=True, state="unreadable", problem=f"cannot read: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
@@ -118,10 +121,11 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
         return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
-    own: dict[str, str] = {}
+    own: dict[str, tuple[Path, str]] = {}
     if hasattr(fmt, "own_entries"):
-        own = {**{event: command for event, (_file, command) in beside(host, path).items()},
-               **fmt.own_entries(document, bare)}
+        own = {**beside(host, path),
+               **{event: (path, command) for event, command in fmt.own_entries(document, bare).items()}}
+    make = functools.partial(make, own_in=tuple(dict.fromkeys(str(f) for f, _c in own.values())))
     if not found:
         return make(exists=True, state="not linked", own=tuple(own))
     events = [f.event for f in found]
@@ -249,6 +253,36 @@ def layered_links(rows: list[Configured]) -> list[dict[str, str]]:
                 "fix": "keep one: " + " / ".join(
                     f"`engram unlink {host}{scope_flag(row.scope == 'global', row.scope == 'local')}`"
                     for row in linked)})
+    return warnings + twice_across_files(rows)
+
+
+def host_rows(host: Host, project_root: Path, path_rules: str,
+              command_setting: str = "auto") -> list[Configured]:
+    """Each file of the host's (project, personal where it has one, global), inspected."""
+    scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file") else []) \
+        + [(True, False)]
+    return [inspect(host, project_root, g, path_rules, command_setting, local)
+            for g, local in scopes]
+
+
+def twice_across_files(rows: list[Configured]) -> list[dict[str, str]]:
+    """An event engram's entries in one file and the user's own engram entry in another file
+    of the host (their global settings, Codex's config.toml) both run the hook for: the host
+    reads every file and runs it twice. (Within one file, `twice` says so.)"""
+    warnings = []
+    for host in dict.fromkeys(row.host for row in rows):
+        mine = [row for row in rows if row.host == host]
+        for linked in (row for row in mine if row.present):
+            for other in (row for row in mine if row is not linked and row.own):
+                events = [e for e in linked.present if e in other.own]
+                if events:
+                    flag = scope_flag(linked.scope == "global", linked.scope == "local")
+                    warnings.append({
+                        "warning": f"{host} runs engram's hook twice for {', '.join(events)}: "
+                                   f"through your own entry in {', '.join(other.own_in)} "
+                                   f"({other.scope}) and engram's in {linked.path} "
+                                   f"({linked.scope}); the host reads both",
+                        "fix": f"remove your own entry, or `engram unlink {host}{flag}`"})
     return warnings
 
 
