@@ -141,6 +141,12 @@ JSON_HOSTS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
 @pytest.mark.parametrize("host", sorted(JSON_HOSTS))
 def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace: Path) -> None:
     """Found: a `{}`, empty, `{"hooks": null}` or `{"hooks": {}}` file was deleted."""
+    from engram import host_registry
+
+    if "//" in start and host_registry.get(host).install.get("syntax") != "jsonc":
+        # refused untouched where the host reads strict JSON:
+        # test_a_strict_json_host_file_with_comments_is_refused_untouched
+        pytest.skip("comments only where the host reads them")
     path = workspace / JSON_HOSTS[host]
     path.parent.mkdir(parents=True)
     path.write_bytes(start.encode())
@@ -670,3 +676,47 @@ def test_cursors_version_goes_with_engram_only_where_engram_knows_it_wrote_it(
                                                         "stop": [{"command": "./a.sh"}]}}))
     assert engram("unlink", "cursor", cwd=workspace) == 0
     assert json.loads(path.read_text()) == {"version": 1, "hooks": {"stop": [{"command": "./a.sh"}]}}
+
+
+STRICT_FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+                "cursor": ".cursor/hooks.json", "windsurf": ".windsurf/hooks.json"}
+
+
+@pytest.mark.parametrize("host", sorted(STRICT_FILES))
+@pytest.mark.parametrize("text", ['{\n  // mine\n  "model": "x"\n}\n',
+                                  '{\n  "model": "x", /* mine */ "y": 1\n}\n',
+                                  '{\n  "model": "x",\n}\n'])
+def test_a_strict_json_host_file_with_comments_is_refused_untouched(
+        workspace: Path, host: str, text: str, capsys: pytest.CaptureFixture) -> None:
+    """Claude Code (2.1.197: the file's hooks never ran; its users report "Invalid or
+    malformed JSON" and the whole file discarded) and Codex (0.171.0: "failed to parse hooks
+    config ... key must be a string") read their files as strict JSON. engram read every
+    host's file as JSONC and linked such a file: its entries sat in a file the host ignores,
+    doctor said linked. Cursor's and Windsurf's parsers are not known to take comments:
+    strict too (a refusal costs a fix; a link in an ignored file delivers nothing)."""
+    from engram.commands import doctor
+
+    path = workspace / STRICT_FILES[host]
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    for args in (["link", host], ["link", host, "--dry-run"], ["unlink", host]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert "strict JSON" in err, err
+    assert engram("upgrade", cwd=workspace) == 0
+    assert path.read_text() == text
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == host
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and "strict JSON" in row["problem"], row
+
+
+def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    text = '{\n  // mine\n  "model": "x",\n}\n'
+    path.write_text(text)
+    assert engram("link", "gemini", cwd=workspace) == 0
+    assert "// mine" in path.read_text()
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    assert path.read_text() == text

@@ -20,6 +20,8 @@ from engram.installer.plan import (
     desired_entries,
     event_matchers,
     follow_symlinks,
+    load,
+    not_strict,
     ours_for,
     scope_flag,
     scope_name,
@@ -111,12 +113,15 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
                 matchers=event_matchers(host))
     try:
-        document = fmt.load(text)
+        document = load(host, text)
         if hasattr(fmt, "validate"):
             fmt.validate(document, bare)
         found = fmt.found(document, bare)
     except jsonc.TooDeep as exc:  # valid to the host, maybe; engram does not read it
         problem, fix = too_deep(exc, host, scope)
+        return make(exists=True, state="unreadable", problem=problem, fix=fix)
+    except jsonc.NotStrict as exc:
+        problem, fix = not_strict(exc, host)
         return make(exists=True, state="unreadable", problem=problem, fix=fix)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
         return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",

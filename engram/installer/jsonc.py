@@ -180,6 +180,21 @@ def parse(text: str) -> Any:
         raise DuplicateKey(dup.key, _duplicate_line(text, dup.key)) from None
 
 
+class NotStrict(JsoncError):
+    """A comment or trailing comma in a file its host reads as strict JSON."""
+
+
+def check_strict(text: str) -> None:
+    """Raise NotStrict at the first comment or trailing comma of `text` (which parse()
+    accepts): what a host that reads strict JSON rejects, with the whole file."""
+    toks = tokens(text)
+    found = [(t.start, "a comment") for t in toks if t.kind == "comment"] + \
+        [(t.start, "a trailing comma") for t in _trailing_commas(text, toks)]
+    if found:
+        start, what = min(found)
+        raise NotStrict(f"{what} (the host reads strict JSON)", _line(text, start))
+
+
 def comments(text: str) -> list[str]:
     """The comments of a document, in order (for "did an edit keep them all?")."""
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.host_adapter import Host
-from engram.installer import command
+from engram.installer import command, jsonc
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
 from engram.installer.jsonc import MAX_DEPTH, DuplicateKey, JsoncError, TooDeep
 from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError, covers
@@ -218,7 +218,7 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
     def compute(text: str | None) -> str | None:
         if remove and text is None:
             return None
-        document = fmt.load(text)
+        document = load(host, text)
         seen["before"] = fmt.found(document, ours)
         updated = fmt.strip(document, ours) if remove else fmt.merge(document, ours)
         seen["after"] = fmt.found(updated, ours)
@@ -232,6 +232,8 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
                 if fmt.same_as(updated, text, old, ours):
                     return old
         rendered = fmt.render(text, updated, ours)
+        if rendered is not None:
+            load(host, rendered)  # what engram writes, the host reads with its own rules
         if rendered is None and scope_path.is_symlink() and host.install["format"] != "plugin":
             rendered = "{}\n"  # keep the user's link pointing at a valid, empty config
         return rendered
@@ -251,6 +253,8 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
             fix = "check the permissions of the file and its folder, then run the command again"
         elif isinstance(exc, TooDeep):
             message, fix = too_deep(exc, host, scope)
+        elif isinstance(exc, jsonc.NotStrict):
+            message, fix = not_strict(exc, host)
         elif isinstance(exc, DuplicateKey):
             message = f"is ambiguous: {exc}"
             fix = ("keep one copy of that key (hosts read only one of them), then run the "
@@ -273,6 +277,14 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
                 events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup)
 
 
+def not_strict(exc: JsoncError, host: Host) -> tuple[str, str]:
+    """What `link` and `doctor` both say of a comment or trailing comma in a file its host
+    reads as strict JSON."""
+    return (f"is not valid JSON to {host.display_name}: {exc}, so it ignores the whole file "
+            "and none of its hooks run",
+            "remove the comments and trailing commas, then run the command again")
+
+
 def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
     """What `link` and `doctor` both say of a file nested past what engram reads (valid JSON
     the host may well read): the reason and the way out, in the same words."""
@@ -281,6 +293,17 @@ def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
             "that deep",
             f"nest that part of the file at most {MAX_DEPTH} levels deep and run `engram link "
             f"{host.name}{flag}` again, or add engram's hook entries by hand")
+
+
+def load(host: Host, text: str | None) -> Any:
+    """The host's config text as engram reads it: JSON with comments and trailing commas
+    where the host's own parser takes them (`install.syntax: jsonc`, Gemini), strict JSON
+    elsewhere (Claude Code and Codex reject such a file whole: its hooks never run)."""
+    fmt = FORMATS[host.install["format"]]
+    if text is not None and host.install["format"] != "plugin" and \
+            host.install.get("syntax", "json") != "jsonc":
+        jsonc.check_strict(text)
+    return fmt.load(text)
 
 
 def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
@@ -293,7 +316,7 @@ def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
                 matchers=event_matchers(host))
     try:
-        document = fmt.load(read_config_bytes(target_of(path)).decode("utf-8"))
+        document = load(host, read_config_bytes(target_of(path)).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return found
     for event, command_text in fmt.own_entries(document, bare).items():
@@ -306,6 +329,6 @@ def installed(host: Host, path: Path) -> list[Found] | None:
     fmt = FORMATS[host.install["format"]]
     bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
-        return fmt.found(fmt.load(read_config_bytes(target_of(path)).decode("utf-8")), bare)
+        return fmt.found(load(host, read_config_bytes(target_of(path)).decode("utf-8")), bare)
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return None
