@@ -28,6 +28,21 @@ LOCK_TIMEOUT: Final = 4.0  # well under every host's 10 s hook timeout
 # purpose need not sit out 4 s, and a slow shared machine can wait longer. Clamped to
 # (0, MAX_LOCK_TIMEOUT] so a typo cannot outlast the host's own timeout.
 MAX_LOCK_TIMEOUT: Final = 9.0
+# A record the TTL or the cap takes out of a workspace's cache (read on every call, so kept
+# small) is set aside in `delivery/evicted/`, one small file per record, and brought back
+# when that session calls again: a session resumed weeks later (Claude Code `--resume`,
+# Codex `resume`, Gemini CLI `--resume`) holds every body it was sent in its history. Kept
+# for EVICTED_MAX_AGE after the record's last use (Claude Code deletes a session's transcript
+# after 30 days by default, and with it the way to resume it), at most MAX_EVICTED of them
+# (the least recently used go first: a lost record costs a second copy, never a loss).
+EVICTED_MAX_AGE: Final = 30 * 24 * 3600
+MAX_EVICTED: Final = 2000
+MAX_EVICTED_BYTES: Final = 1024 * 1024
+# Reset markers outlive every record they may speak for: a record is trusted up to
+# EVICTED_MAX_AGE after its last use, and a reset after that use is stamped later still.
+# The extra day covers a reset stamped while a call that had read the old stamp was
+# recording.
+MARKER_MAX_AGE: Final = EVICTED_MAX_AGE + 24 * 3600
 
 
 def lock_timeout() -> float:
@@ -55,11 +70,65 @@ def new_entry(host: str, cwd: str, session: str, agent: str, now: float) -> dict
 
 def entry_for(document: dict[str, Any], key: str, host: str, cwd: str, session: str,
               agent: str, now: float) -> dict[str, Any]:
+    """The session's record here: the cache's, else the one its eviction set aside, else a
+    new one."""
     entries = document["entries"]
     entry: dict[str, Any] | None = entries.get(key)
-    if entry is None:
-        entry = entries[key] = new_entry(host, cwd, session, agent, now)
+    if entry is None or not trusted(entry, now):
+        entry = entries[key] = restore(key, now) or new_entry(host, cwd, session, agent, now)
     return entry
+
+
+def trusted(entry: dict[str, Any], now: float) -> bool:
+    """Whether the record can still speak for its session's context: used within
+    EVICTED_MAX_AGE, so every reset since then still has its marker."""
+    return now - float(entry.get("updated", 0)) <= EVICTED_MAX_AGE
+
+
+def _evicted_path(key: str) -> str:
+    return os.path.join(paths.state_dir_str(), "delivery", "evicted", paths.workspace_key(key))
+
+
+def set_aside(evicted: dict[str, dict[str, Any]]) -> None:
+    """Keep the records `prune` evicted, each under its cache key, dated by its last use.
+    A record that cannot be kept is a second copy later, not an error now."""
+    for key, entry in evicted.items():
+        path = _evicted_path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fileio.atomic_write_text(path, _serialize({"key": key, "entry": entry}),
+                                     mode=0o600, durable=False)
+            updated = float(entry.get("updated", 0))
+            os.utime(path, (updated, updated))
+        except (OSError, ValueError, OverflowError):
+            continue
+
+
+def restore(key: str, now: float) -> dict[str, Any] | None:
+    """The record evicted under `key`, used now, or None when there is none, or it is
+    damaged or too old to trust. The file stays until the record is evicted again (which
+    rewrites it) or swept: a call that fails after this loses nothing."""
+    path = _evicted_path(key)
+    try:
+        raw = fileio.read_bounded(path, MAX_EVICTED_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, fileio.NotRegularFile, fileio.FileTooLarge):
+        return None
+    try:
+        kept = json_accel.loads(raw)
+    except (ValueError, RecursionError):
+        kept = None
+    if not isinstance(kept, dict) or kept.get("key") != key:
+        return None
+    entry = kept.get("entry")
+    if not isinstance(entry, dict) \
+            or not is_valid({"version": CACHE_VERSION, "entries": {key: entry}}) \
+            or not trusted(entry, now):
+        return None
+    valid: dict[str, Any] = entry
+    valid["updated"] = now  # used now: the least recently used go first, not this one
+    return valid
 
 
 TOUCH_SECONDS: Final = 60.0
@@ -166,22 +235,34 @@ def peek_document(path: str) -> dict[str, Any]:
     return document if is_valid(document) else empty_document()
 
 
-def sweep_reset_markers(now: float, ttl: float = TTL_SECONDS) -> None:
-    """Drop reset markers and session lists older than the cache's TTL: every record they
-    could speak for is gone."""
-    for kind in ("resets", "sessions"):
+def sweep_reset_markers(now: float) -> None:
+    """Drop reset markers and session lists older than any record they could speak for
+    (a list lost costs second copies of a card met in two workspaces, a marker lost would
+    lose what a reset took), and set-aside records past their age or count, oldest first."""
+    for kind, max_age, cap in (("resets", MARKER_MAX_AGE, None), ("sessions", MARKER_MAX_AGE, None),
+                               ("evicted", EVICTED_MAX_AGE, MAX_EVICTED)):
         folder = os.path.join(paths.state_dir_str(), "delivery", kind)
         try:
             names = os.listdir(folder)
         except OSError:
             continue
+        kept: list[tuple[float, str]] = []
         for name in names:
             path = os.path.join(folder, name)
             try:
-                if now - os.stat(path).st_mtime > ttl:
+                mtime = os.stat(path).st_mtime
+                if now - mtime > max_age:
                     os.unlink(path)
+                else:
+                    kept.append((mtime, path))
             except OSError:
                 continue
+        if cap is not None and len(kept) > cap:
+            for _mtime, path in sorted(kept)[: len(kept) - cap]:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
 
 
 def mark_delivered(entry: dict[str, Any], keys: list[str], now: float) -> None:
@@ -195,18 +276,23 @@ def mark_delivered(entry: dict[str, Any], keys: list[str], now: float) -> None:
     entry["updated"] = now
 
 
-def prune(document: dict[str, Any], now: float, ttl: float = TTL_SECONDS,
-          max_sessions: int = MAX_SESSIONS, max_subagents: int = MAX_SUBAGENTS) -> None:
-    """Drop entries idle for longer than `ttl`, then the oldest past the caps. Sessions and
-    subagents have separate caps, so subagents never evict parents."""
+def prune(document: dict[str, Any], now: float, ttl: float | None = None,
+          max_sessions: int | None = None,
+          max_subagents: int | None = None) -> dict[str, dict[str, Any]]:
+    """Drop entries idle for longer than `ttl`, then the oldest past the caps; return what
+    was dropped (to be set aside). Sessions and subagents have separate caps, so subagents
+    never evict parents."""
+    ttl = TTL_SECONDS if ttl is None else ttl
     entries = document["entries"]
-    for key in [k for k, e in entries.items() if now - float(e.get("updated", 0)) > ttl]:
-        del entries[key]
-    for is_agent, cap in ((False, max_sessions), (True, max_subagents)):
+    evicted = {k: entries.pop(k) for k in [k for k, e in entries.items()
+                                           if now - float(e.get("updated", 0)) > ttl]}
+    for is_agent, cap in ((False, MAX_SESSIONS if max_sessions is None else max_sessions),
+                          (True, MAX_SUBAGENTS if max_subagents is None else max_subagents)):
         group = sorted((k for k, e in entries.items() if bool(e.get("agent")) == is_agent),
                        key=lambda k: (float(entries[k].get("updated", 0)), k))
         for key in group[: max(len(group) - cap, 0)]:
-            del entries[key]
+            evicted[key] = entries.pop(key)
+    return evicted
 
 
 _TEXT_FIELDS: Final = ("host", "cwd", "session", "agent")
@@ -297,13 +383,17 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
     def __exit__(self, exc_type: object, *rest: object) -> None:
         try:
             if exc_type is None:
-                prune(self.document, time.time())
+                now = time.time()
+                evicted = prune(self.document, now)
+                # Set aside before the cache forgets them: killed in between, a record is
+                # in both places, and the cache's copy wins.
+                set_aside({k: e for k, e in evicted.items() if trusted(e, now)})
                 after = _serialize(self.document)
                 if after != self.before:  # most repeat prompts change nothing: no write
                     fileio.atomic_write_text(self.path, after, durable=False)
                     if os.urandom(1)[0] < 8:  # about 1 write in 32: sweep killed writers' temps
                         fileio.sweep_stale_temps(self.path)
-                        sweep_reset_markers(time.time())
+                        sweep_reset_markers(now)
         finally:
             self.lock.__exit__(None, None, None)
 

@@ -410,8 +410,10 @@ class HookCall:
             if place == here:
                 continue
             document = delivery.peek_document(delivery.cache_path(paths.workspace_key(place)))
-            other = document["entries"].get(event.cache_key(place)) or {}
-            if int(other.get("reset_at") or 0) >= self.reset_stamp:
+            key, now = event.cache_key(place), time.time()
+            # The record there, or the one its cache evicted (still the session's context).
+            other = document["entries"].get(key) or delivery.restore(key, now) or {}
+            if int(other.get("reset_at") or 0) >= self.reset_stamp and delivery.trusted(other, now):
                 # What a resumed history drops may be gone already (a resume reported from
                 # another folder): sent again rather than lost.
                 keys.update(set(other.get("delivered") or ()) - set(other.get("resume_drops") or ()))

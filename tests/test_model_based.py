@@ -35,8 +35,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from engram import delivery, hook, host_registry, index, render
 from engram import event as event_module
-from engram import hook, host_registry, index, render
 
 GITHUB = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
@@ -56,7 +56,31 @@ CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/s
 # of the user's global memory, which every workspace routes.
 INNER = "inner rule 0: vendored code keeps its own conventions."
 GOLF = "golf rule 0: the user's own habits go everywhere."
-STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0}  # printed with -s
+STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
+         "evicted": 0, "restored": 0}  # printed with -s
+# How far the clock the delivery records read moves at once: a minute, past the cache's TTL
+# (records evicted), back (a clock set right), and past the age records are kept at all.
+CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
+
+
+class Clock:
+    """The `time` module as engram.delivery and engram.hook see it: the wall clock moved by
+    the test, everything else the real module's."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.real = time
+        self.offset = 0.0
+
+    def time(self) -> float:
+        return self.real.time() + self.offset
+
+    def time_ns(self) -> int:
+        return self.real.time_ns() + int(self.offset * 1e9)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
 
 
 def card_text(word: str, body: str, always: bool, scoped: bool) -> str:
@@ -123,6 +147,24 @@ class ExactlyOnce(RuleBasedStateMachine):
             return True
 
         index._refresh_in_background = later  # type: ignore[assignment]
+        # Records are evicted often (a cap of 3 sessions and 1 subagent per workspace, the
+        # clock moved past the TTL) and must come back when their session calls again.
+        self.clock = Clock()
+        self.saved_delivery = {name: getattr(delivery, name) for name in (
+            "MAX_SESSIONS", "MAX_SUBAGENTS", "set_aside", "restore")}
+        delivery.MAX_SESSIONS, delivery.MAX_SUBAGENTS = 3, 1
+
+        def set_aside(evicted: dict) -> None:
+            STATS["evicted"] += len(evicted)
+            self.saved_delivery["set_aside"](evicted)
+
+        def restore(key: str, now: float) -> dict | None:
+            found = self.saved_delivery["restore"](key, now)
+            STATS["restored"] += found is not None
+            return found
+
+        delivery.set_aside, delivery.restore = set_aside, restore  # type: ignore[assignment]
+        delivery.time = hook.time = self.clock  # type: ignore[assignment]
         self.cards: dict[str, dict] = {}  # file stem (= id) -> {"body", "always", "scoped", "secret"}
         # Per cache key: id -> body last sent since the last reset / edit of that card; and
         # the ids sent since the last reset.
@@ -136,6 +178,9 @@ class ExactlyOnce(RuleBasedStateMachine):
             print("model-based run so far:", STATS)
         for name, value in self.saved.items():
             setattr(index, name, value)
+        for name, value in self.saved_delivery.items():
+            setattr(delivery, name, value)
+        delivery.time = hook.time = self.clock.real  # type: ignore[assignment]
         index._deferred.clear()
         index.close_connections()
         for name, value in (("ENGRAM_STATE_DIR", self.saved_env),
@@ -396,6 +441,15 @@ class ExactlyOnce(RuleBasedStateMachine):
         if host == "codex":
             host = "claude"
         self._call(host, _payload(host, "SessionEnd.json", self._cwd(data), session))
+
+    @rule(step=st.sampled_from(CLOCK_STEPS))
+    def time_passes(self, step: float) -> None:
+        self.clock.offset += step
+        if step > delivery.EVICTED_MAX_AGE:
+            # No record is trusted this long after its last use: every session may be sent
+            # its bodies again (a second copy, never a loss).
+            for last in self.last_sent.values():
+                last.clear()
 
     @invariant()
     def files_match_the_model(self) -> None:

@@ -1,0 +1,185 @@
+"""A session's delivery record outlives the cache's bounds on its live records: one the TTL
+(7 days idle) or the per-workspace cap (the 200 sessions used longest ago) took out of the
+workspace's cache still speaks for the session when it is resumed (Claude Code `--resume`,
+Codex `resume`, Gemini CLI `--resume`): the resumed history holds every body it was sent,
+so none is sent again. A reset the session had meanwhile is still applied: never a loss."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from hookkit import already, call, context, make_workspace, payload, sent_ids
+
+from engram import delivery, paths
+
+DAY = 24 * 3600.0
+HOSTS = ("claude", "codex", "gemini")
+
+
+class Clock:
+    """The wall clock the hook reads, moved by the test (`time.time`, `time.time_ns`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.offset = 0.0
+        real, real_ns = time.time, time.time_ns
+        monkeypatch.setattr(time, "time", lambda: real() + self.offset)
+        monkeypatch.setattr(time, "time_ns", lambda: real_ns() + int(self.offset * 1e9))
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "proj")
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    return Clock(monkeypatch)
+
+
+def prompt(client: str, cwd: Path, text: str, session: str = "S") -> str:
+    name = "BeforeAgent.json" if client == "gemini" else "UserPromptSubmit.json"
+    return context(call(client, payload(client, name, cwd, prompt=text, session_id=session)))
+
+
+def start(client: str, cwd: Path, source: str, session: str = "S") -> str:
+    return context(call(client, payload(client, "SessionStart.json", cwd, source=source,
+                                        session_id=session)))
+
+
+def first_session(client: str, ws: Path) -> None:
+    """Session S starts and is sent the always card and the release card."""
+    start(client, ws, "startup")
+    assert set(sent_ids(prompt(client, ws, "how do we cut a release and deploy?"))) >= {"release"}
+
+
+def resumed(client: str, ws: Path) -> list[str]:
+    """Session S resumed: what its start and a prompt on the same subject send."""
+    text = start(client, ws, "resume") + "\n" + prompt(client, ws, "the release and deploy again")
+    return sent_ids(text)
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_session_the_ttl_evicted_gets_nothing_again_when_resumed(ws: Path, clock: Clock,
+                                                                  client: str) -> None:
+    first_session(client, ws)
+    clock.advance(8 * DAY)
+    prompt(client, ws, "how do we cut a release?", session="other")  # prunes S's record
+    entries = delivery.read_document(delivery.cache_path(paths.workspace_key(str(ws))))["entries"]
+    assert not any(key.endswith("|S") for key in entries)  # the live cache stays bounded
+    assert resumed(client, ws) == []
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_session_the_cap_evicted_gets_nothing_again_when_resumed(
+        ws: Path, clock: Clock, client: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(delivery, "MAX_SESSIONS", 3)
+    first_session(client, ws)
+    for number in range(4):
+        clock.advance(120)
+        prompt(client, ws, "how do we cut a release?", session=f"other{number}")
+    entries = delivery.read_document(delivery.cache_path(paths.workspace_key(str(ws))))["entries"]
+    assert len(entries) == 3 and not any(key.endswith("|S") for key in entries)
+    text = prompt(client, ws, "the release and deploy again")
+    assert sent_ids(text) == [] and "release" in already(text)
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_reset_after_the_eviction_still_applies(ws: Path, clock: Clock, client: str,
+                                                  tmp_path: Path) -> None:
+    """Evicted, then reset from a folder outside any workspace (a /clear or a compaction's
+    start there): the record the resume brings back is reset, its bodies sent again."""
+    first_session(client, ws)
+    clock.advance(8 * DAY)
+    prompt(client, ws, "how do we cut a release?", session="other")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    start(client, elsewhere, "clear")
+    assert "release" in sent_ids(prompt(client, ws, "the release and deploy again"))
+
+
+@pytest.mark.parametrize("days", [8, 32, 400])
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_reset_older_than_the_ttl_is_not_forgotten(ws: Path, clock: Clock, client: str,
+                                                     tmp_path: Path, days: int) -> None:
+    """A session reset from another folder, then idle past the TTL (or past the age records
+    are kept) while other workspaces' hooks sweep old reset markers: its record here, never
+    rewritten since, must not be taken for the context it had before the reset (that would
+    lose the release card)."""
+    first_session(client, ws)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    start(client, elsewhere, "clear")
+    clock.advance(days * DAY)
+    delivery.sweep_reset_markers(time.time())  # another workspace's hook, a write in 32
+    assert "release" in sent_ids(prompt(client, ws, "the release and deploy again"))
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_record_older_than_the_kept_age_is_sent_again(ws: Path, clock: Clock,
+                                                        client: str) -> None:
+    """Past EVICTED_MAX_AGE a record no longer speaks for its session (the markers of the
+    resets it may have missed are gone): a resume then gets its bodies again, a second copy
+    rather than a loss."""
+    first_session(client, ws)
+    clock.advance(8 * DAY)
+    prompt(client, ws, "how do we cut a release?", session="other")
+    clock.advance(delivery.EVICTED_MAX_AGE)
+    assert set(resumed(client, ws)) == {"overview", "release"}
+
+
+def test_damaged_or_foreign_set_aside_records_are_ignored(ws: Path, clock: Clock) -> None:
+    first_session("claude", ws)
+    clock.advance(8 * DAY)
+    prompt("claude", ws, "how do we cut a release?", session="other")
+    [kept] = (Path(paths.state_dir_str()) / "delivery" / "evicted").iterdir()
+    for damage in (b"{", b'{"key": "claude|/elsewhere|S", "entry": {}}', b"[]",
+                   kept.read_bytes().replace(b'"updated":', b'"updated":"x","was":'),
+                   kept.read_bytes().replace(b'"delivered":[', b'"delivered":[1,')):
+        kept.write_bytes(damage)
+        assert "overview" in sent_ids(start("claude", ws, "resume"))
+        clock.advance(8 * DAY)
+        prompt("claude", ws, "how do we cut a release?", session="other")
+        assert kept.exists()
+
+
+def test_set_aside_records_are_bounded_by_age_and_count(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    monkeypatch.setattr(delivery, "MAX_EVICTED", 5)
+    now = 1_000_000_000.0
+    records = {f"claude|/w|s{i}": dict(delivery.new_entry("claude", "/w", f"s{i}", "", 0),
+                                       updated=now - i * 3600) for i in range(8)}
+    records["claude|/w|old"] = dict(delivery.new_entry("claude", "/w", "old", "", 0),
+                                    updated=now - delivery.EVICTED_MAX_AGE - 1)
+    delivery.set_aside(records)
+    delivery.sweep_reset_markers(now)
+    kept = {key for key in records if delivery.restore(key, now) is not None}
+    assert kept == {f"claude|/w|s{i}" for i in range(5)}  # the most recently used
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_card_sent_in_a_workspace_whose_cache_evicted_the_record_is_not_sent_again(
+        ws: Path, clock: Clock, client: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card of the user's global memory the session was sent in a nested repository, whose
+    cache has since evicted the session's record (other sessions there): back in the
+    workspace it is still in the context."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    (global_dir / "reviews.md").write_text(
+        "---\ntitle: Code reviews\ntags: [reviews]\n---\nTwo approvals before merging.\n")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    monkeypatch.setattr(delivery, "MAX_SESSIONS", 2)
+    inner = make_workspace(ws / "vendor" / "lib", {})
+    start(client, ws, "startup")
+    prompt(client, ws, "hello")  # Gemini CLI: the start's cards come with the first prompt
+    assert "reviews" in sent_ids(prompt(client, inner, "how do code reviews work?"))
+    for number in range(3):
+        clock.advance(120)
+        prompt(client, inner, "how do code reviews work?", session=f"other{number}")
+    back = prompt(client, ws, "how do code reviews work?")
+    assert sent_ids(back) == [] and already(back) == ["reviews"]
