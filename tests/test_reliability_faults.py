@@ -151,6 +151,66 @@ def test_killed_between_answer_and_record_records_nothing(ws: Path) -> None:
     assert delivers(again, "release") and entries(ws)["victim"] >= {"release"}
 
 
+STOP_AFTER_ANSWER = """
+import os, signal, sys
+class Out:
+    def __init__(self, real):
+        self.real, self.size, self.stopped = real, 0, False
+    def write(self, text):
+        self.size += len(text)
+        return self.real.write(text)
+    def flush(self):
+        self.real.flush()
+        if self.size > 3 and not self.stopped:
+            self.stopped = True
+            os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+sys.stdout = Out(sys.stdout)
+from engram.entry import main
+main(["hook", "claude"])
+"""
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_stopped_between_answer_and_record_records_nothing(ws: Path, tmp_path: Path,
+                                                           stop: str) -> None:
+    """A host whose hook timeout ran out as the answer was flushed stops the hook the way
+    Node's child-process timeout does (SIGTERM), or interrupts it (SIGINT, which Python
+    raises inside the call): the record is not written, and the next call sends the body
+    again rather than counting one the host threw away."""
+    assert delivers(run_process("claude", prompt(ws, "earlier")), "release")
+    before = cache_file(ws).read_bytes()
+    stopped = subprocess.run([sys.executable, "-c", STOP_AFTER_ANSWER, stop],
+                             input=prompt(ws, "victim"), capture_output=True, timeout=60)
+    if stop == "SIGTERM":
+        assert stopped.returncode == -signal.SIGTERM
+    else:  # interrupted inside the transaction: fails open, after its one answer
+        assert stopped.returncode == 0 and "(after answering; nothing recorded)" in hook_log(tmp_path)
+        assert stopped.stdout.decode().count("hookSpecificOutput") == 1
+    assert "release" in sent_ids(context(stopped.stdout.decode()))
+    assert cache_file(ws).read_bytes() == before and "victim" not in entries(ws)
+    assert delivers(run_process("claude", prompt(ws, "victim")), "release")
+
+
+def test_a_host_that_stopped_reading_gets_nothing_recorded(ws: Path, tmp_path: Path) -> None:
+    """A host that timed out and closed its end of the pipe before the answer was written:
+    the write fails, nothing is recorded (the host never had the body), no second answer is
+    tried, and the next call sends the body."""
+    assert delivers(run_process("claude", prompt(ws, "earlier")), "release")
+    before = cache_file(ws).read_bytes()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the host is gone: writing to the pipe fails (EPIPE)
+    try:
+        done = subprocess.run([sys.executable, "-m", "engram", "hook", "claude"],
+                              input=prompt(ws, "victim"), stdout=write_end,
+                              stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0 and not done.stderr
+    assert cache_file(ws).read_bytes() == before and "victim" not in entries(ws)
+    assert "(after answering; nothing recorded)" in hook_log(tmp_path)
+    assert delivers(run_process("claude", prompt(ws, "victim")), "release")
+
+
 def test_randomly_killed_hooks_never_record_a_body_they_did_not_print(tmp_path: Path) -> None:
     """Kills at random points of real hook processes: every body a session's record names was
     in the stdout of a call of that session (recorded implies printed), and the cache stays
