@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 
+from engram import glob_match
+from engram.glob_match import path_keys  # noqa: F401 - where the router found it before
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final, Iterable
@@ -272,19 +275,25 @@ def _bracket(segment: str, start: int) -> tuple[str, int] | None:
     return f"[{'^/' if negate else ''}{''.join(items)}]", index
 
 
-def translate_one(pattern: str) -> str:
-    """One brace-free glob as a regex source matching a whole relative path."""
-    # As in wcmatch: `a//b` is `a/b`, and a lone trailing backslash escapes nothing.
+def _segments(pattern: str) -> list[str]:
+    """A brace-free glob's '/'-separated segments, as wcmatch reads them: `a//b` is `a/b`, a
+    lone trailing backslash escapes nothing, and `**/**` is `**` (two in a row only add
+    backtracking)."""
     pattern = re.sub(r"(?<=.)/{2,}", "/", pattern)
     if pattern.endswith("\\") and (len(pattern) - len(pattern.rstrip("\\"))) % 2:
         pattern = pattern[:-1]
     segments = pattern.split("/")
+    return [segment for position, segment in enumerate(segments)
+            if segment != "**" or position == len(segments) - 1 or segments[position + 1] != "**"]
+
+
+def translate_one(pattern: str) -> str:
+    """One brace-free glob as a regex source matching a whole relative path."""
+    segments = _segments(pattern)
     parts: list[str] = []
     last = len(segments) - 1
     for position, segment in enumerate(segments):
         if segment == "**":
-            if position < last and segments[position + 1] == "**":
-                continue  # `**/**` is `**`; two in a row only add backtracking
             if position == last:
                 parts.append(".*")
             else:
@@ -302,6 +311,69 @@ def translate(glob: str) -> str:
     if len(alternatives) == 1:
         return _number_groups(f"^(?:{alternatives[0]})$")
     return _number_groups("^(?:" + "|".join(f"(?:{a})" for a in alternatives) + ")$")
+
+
+def match_spec(glob: str) -> tuple[Any, ...] | None:
+    """The glob as `engram.glob_match` matches it without `re` (that module's docstring
+    describes the shape), with the meaning of `translate`'s regex; None when only the regex
+    can say it (a `[...]` class, or more than glob_match.MAX_GLOBSTARS `**`). Raises as
+    `translate` does."""
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"glob is longer than {MAX_GLOB_CHARS} characters")
+    alternatives: list[tuple[Any, ...]] = []
+    for pattern in expand_braces(glob):
+        segments = _spec_one(pattern)
+        if segments is None:
+            return None
+        if segments not in alternatives:
+            alternatives.append(segments)
+    return tuple(alternatives)
+
+
+def _spec_one(pattern: str) -> tuple[Any, ...] | None:
+    """One brace-free glob as glob_match segments, as `translate_one` reads it."""
+    out: list[Any] = []
+    for segment in _segments(pattern):
+        if segment == "**":
+            out.append(glob_match.GLOBSTAR)
+            continue
+        spec = _segment_spec(segment)
+        if spec is None:
+            return None
+        out.append(spec)
+    if sum(1 for segment in out if segment is glob_match.GLOBSTAR) > glob_match.MAX_GLOBSTARS:
+        return None
+    return tuple(out)
+
+
+def _segment_spec(segment: str) -> Any:
+    """A segment as `_translate_segment` reads it: its literal text, or its `*`-separated
+    fragments; None for a `[...]` class."""
+    fragments: list[list[Any]] = [[]]
+    wild = False
+    index = 0
+    while index < len(segment):
+        char = segment[index]
+        if char == "\\" and index + 1 < len(segment):
+            fragments[-1].append(segment[index + 1])
+            index += 2
+            continue
+        if char == "*":
+            while index + 1 < len(segment) and segment[index + 1] == "*":
+                index += 1
+            fragments.append([])
+            wild = True
+        elif char == "?":
+            fragments[-1].append(glob_match.ANY)
+            wild = True
+        elif char == "[" and _bracket(segment, index) is not None:
+            return None
+        else:
+            fragments[-1].append(char)
+        index += 1
+    if not wild:
+        return "".join(fragments[0])
+    return tuple("".join(f) if glob_match.ANY not in f else tuple(f) for f in fragments)
 
 
 _ATOMIC_NAMES: Final = re.compile(r"\(\?P<a\d+>|\(\?P=a\d+\)")
@@ -337,15 +409,6 @@ def bucket_keys(glob: str) -> list[str]:
         else:
             return ["any"]
     return sorted(set(keys))
-
-
-def path_keys(relative_path: str) -> list[str]:
-    """The bucket keys a relative path can match: its name, its extension, and `any`."""
-    name = relative_path.rsplit("/", 1)[-1].lower()
-    keys = ["any", "name:" + name]
-    if "." in name:
-        keys.append("ext:" + name.rsplit(".", 1)[1])
-    return keys
 
 
 MATCH_EVERYTHING: Final = frozenset({"**", "**/*", "*", "**/**", "**/*.*"})

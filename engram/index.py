@@ -261,6 +261,7 @@ class CompiledIndex:
             "SELECT slot, tag, terms FROM tags WHERE term = ?", (term,))]
 
     def compiled_glob(self, glob_index: int) -> Any:
+        """The compiled regex of a glob stored as one (a `[...]` class: engram.glob_match)."""
         pattern = self._regex.get(glob_index)
         if pattern is None:
             import re

@@ -332,7 +332,7 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
     by_id: dict[str, Any] = {light.id: light for light in kept}  # _Light rows in, out
     ids = {card_id: by_id[card_id].slot for card_id in order_ids}
     order = [ids[card_id] for card_id in order_ids]
-    glob_rows: list[tuple[int, str, str]] = []
+    glob_rows: list[tuple[int, Any, str]] = []
     buckets: dict[str, list[int]] = {}
     # Translations are kept between refreshes: one changed card must not re-translate every
     # glob of the store.
@@ -346,16 +346,20 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
                 compiled = glob_cache[pattern] = known_globs[pattern]
             else:
                 try:
-                    compiled = (globs.translate(pattern), globs.bucket_keys(pattern))
+                    # A path event matches the spec without `re`; the regex only where the
+                    # spec cannot say it (engram.glob_match).
+                    regex = globs.translate(pattern)
+                    spec = globs.match_spec(pattern)
+                    compiled = (regex if spec is None else spec, globs.bucket_keys(pattern))
                 except (globs.GlobError, ValueError):
                     compiled = None  # reported by lint; an uncompilable glob matches nothing
                 glob_cache[pattern] = compiled
             if compiled is None:
                 continue
-            regex, keys = compiled
+            match, keys = compiled
             for key in keys:
                 buckets.setdefault(key, []).append(len(glob_rows))
-            glob_rows.append((slot, regex, pattern))
+            glob_rows.append((slot, match, pattern))
     stale = [(slot,) for slot in changed_slots] + [
         (slot,) for (slot,) in db.execute("SELECT DISTINCT slot FROM tags")
         if slot not in catalog]

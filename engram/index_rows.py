@@ -16,10 +16,11 @@ if TYPE_CHECKING:
     from engram.card import Card
     from engram.problems import Problem
 
-INDEX_FORMAT: Final = 13  # 10: cards carry lint warnings (unknown keys) and every error
+INDEX_FORMAT: Final = 14  # 10: cards carry lint warnings (unknown keys) and every error
 # 11: head sizes per card and head counts per term (routing by what a card says it is about)
 # 12: heads carry the synonym concepts they name (engram.synonyms)
 # 13: cards carry the names they give as code (engram.code_names)
+# 14: globs are stored as engram.glob_match specs (the regex only where a spec cannot say it)
 PY_TAG: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 
 # Card tuple positions (the whole card, body included).

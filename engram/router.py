@@ -375,20 +375,21 @@ def _path_matches(index: CompiledIndex, paths: Iterable[str], source: str,
     paths = list(paths)
     if not paths:
         return found
-    from engram import globs as globs_module  # only when paths were touched or named
+    from engram import glob_match  # only when paths were touched or named
 
     buckets = index.data["buckets"]
     glob_rows = index.data["globs"]
     for path in paths:
         candidates: set[int] = set()
-        for key in globs_module.path_keys(path):
+        for key in glob_match.path_keys(path):
             candidates.update(buckets.get(key, ()))
         for glob_index in sorted(candidates):
-            slot, _regex, pattern = glob_rows[glob_index]
+            slot, spec, pattern = glob_rows[glob_index]
             if slot in found and (imported_by or any(r.detail.endswith(f"{path}")
                                                      for r in found[slot])):
                 continue
-            if index.compiled_glob(glob_index).match(path):
+            if glob_match.matches(spec, path) if spec.__class__ is tuple \
+                    else index.compiled_glob(glob_index).match(path):
                 found.setdefault(slot, []).append(
                     Reason("import", f"{pattern} matches {path}, imported by {imported_by[path]}")
                     if imported_by else Reason("path", f"{pattern} matches {source}{path}"))

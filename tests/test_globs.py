@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wcglob
 
-from engram import frontmatter, globs
+from engram import frontmatter, glob_match, globs
 
 FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
 
@@ -129,6 +129,29 @@ def test_translate_agrees_with_wcmatch(pattern: str, paths: list[str]) -> None:
         assert ours(pattern, path) == theirs(pattern, path), (pattern, path)
 
 
+def spec_matches(pattern: str, path: str) -> bool | None:
+    """The hook's regex-free answer (engram.glob_match), None when the glob keeps its regex."""
+    spec = globs.match_spec(pattern)
+    return None if spec is None else glob_match.matches(spec, path)
+
+
+@pytest.mark.parametrize("pattern, paths", CASES)
+def test_match_spec_agrees_with_the_regex(pattern: str, paths: list[str]) -> None:
+    for path in paths + ["", "/", "a/", "/a", "a//b", "x\n", "a.py\n", "src/a\nb/c"]:
+        assert spec_matches(pattern, path) in (None, ours(pattern, path)), (pattern, path)
+
+
+def test_match_spec_keeps_the_regex_only_for_classes_and_many_globstars() -> None:
+    assert globs.match_spec("[ab]*.py") is None and globs.match_spec("app/[id]/page.tsx") is None
+    assert globs.match_spec("/".join(["**", "a"] * (glob_match.MAX_GLOBSTARS + 1))) is None
+    for pattern in ("a[", "[]", "[!]", "**/*.{ts,tsx}", "src/**", "a?c", "*a*b*c", "\\[x]"):
+        assert globs.match_spec(pattern) is not None, pattern
+    with pytest.raises(globs.GlobError):
+        globs.match_spec("{a,b}" * 11)
+    with pytest.raises(globs.GlobError):
+        globs.match_spec("a" * (globs.MAX_GLOB_CHARS + 1))
+
+
 def test_translated_regexes_always_compile() -> None:
     """A glob once produced a regex that only failed when the router compiled it."""
     for pattern in ["[]", "[]x", "[!]", "[z-a]", "[[:alpha:]]x", "a[", "[\\]]", "[&&a]"]:
@@ -179,9 +202,11 @@ def test_corpus_patterns_agree_with_wcmatch() -> None:
     for pattern in sorted(patterns):
         regex = re.compile(globs.translate(pattern))
         reference = wcglob.compile(pattern, flags=FLAGS)
+        spec = globs.match_spec(pattern)
         for path in paths | _probe_paths(pattern):
             expected = reference.match(path)
             assert (regex.match(path) is not None) == expected, (pattern, path)
+            assert spec is None or glob_match.matches(spec, path) == expected, (pattern, path)
             checked += 1
             matched += expected
     assert matched > 1000 and checked - matched > 1000  # both answers were exercised
@@ -212,6 +237,28 @@ def test_hypothesis_buckets_never_hide_a_match(pattern: str, path: str) -> None:
     """The router only tests a path against globs filed under the path's keys."""
     if ours(pattern, path):
         assert set(globs.bucket_keys(pattern)) & set(globs.path_keys(path))
+
+
+# Glob text rich in what each rule treats specially: stars, `?`, escapes, unclosed classes,
+# braces, empty and doubled separators, dots, line breaks.
+SPEC_GLOB_PARTS = ["a", "b", "ab", ".", "..", "*", "**", "?", "\\*", "\\?", "\\", "[", "]",
+                   "{a,b}", "{,a}", "{x}", "/", "//", "-", "_", "\n", "*a*", "a?b", "é"]
+spec_globs = st.lists(st.sampled_from(SPEC_GLOB_PARTS), min_size=1, max_size=8).map("".join)
+SPEC_PATH_PARTS = ["a", "b", "ab", "ba", "aab", ".", "..", "/", "//", "*", "?", "[", "\\",
+                   "{x}", "\n", "é", "x.py", "-", "_"]
+spec_paths = st.lists(st.sampled_from(SPEC_PATH_PARTS), max_size=8).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(spec_globs, glob_strategy), st.one_of(spec_paths, path_strategy))
+def test_hypothesis_match_spec_equals_the_regex(pattern: str, path: str) -> None:
+    try:
+        expected = ours(pattern, path)
+    except globs.GlobError:
+        with pytest.raises(globs.GlobError):
+            globs.match_spec(pattern)
+        return
+    assert spec_matches(pattern, path) in (None, expected)
 
 
 def test_bucket_keys() -> None:
