@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram import anchors, event, render, text
+from engram import anchors, code_names, event, render, text
 
 SETTINGS = settings(max_examples=700, deadline=None)
 
@@ -201,3 +202,76 @@ def test_strip_blocks_equals_the_regex_version(prompt: str, names: list[str]) ->
         escaped = re.escape(name)
         expected = re.sub(rf"<{escaped}>.*?</{escaped}>", " ", expected, flags=re.DOTALL)
     assert event.strip_blocks(prompt, names) == expected.strip()
+
+
+# --- code_names.py: what code a path event writes uses and imports ------------------------
+
+IDENTIFIER = re.compile(r"[$A-Za-z_][$\w]*")
+INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
+HYPHENATED = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
+JS_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])([^"'\n]{1,200})\1""")
+PY_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))",
+                       re.MULTILINE)
+CODE_PIECES = ("from", "import", "require", "from ", "import ", " import ", "require(", "(",
+               ")", "'", '"', "`", "$", "_", "-", "--", ".", "..", "./x", "@s/p", "a-b", "a-",
+               "-b", "Ab", "aB", "x1Y", "9z", "é", "İ", "ǅ", "٣", "\u00b2", " ", "  ", "\t",
+               "\n", "\r\n", "\r", "\x0b", "\x1c", "\u2028", "\xa0", "\u3000", "x" * 199, "y" * 201,
+               "from  import", "import a.b", "from .m import", "fromage", "importer", "required")
+# Pieces that make matches likely: a keyword, blanks, an opening quote, a few characters.
+IMPORT_PIECES = ("import '", 'from "', "require ( '", "import(`", "ximport 'a'", "a--b",
+                 "a-b-c", "-a-b", "a-b-", "x-1", "1-x", "'", '"', " + ", "y" * 200)
+code_texts = st.one_of(
+    texts, st.lists(st.one_of(edge, st.sampled_from(CODE_PIECES)), max_size=30).map("".join),
+    st.lists(st.sampled_from(CODE_PIECES + IMPORT_PIECES), max_size=12).map("".join))
+
+
+@SETTINGS
+@given(code_texts)
+def test_identifiers_and_hyphenated_equal_the_regexes(sample: str) -> None:
+    assert code_names.identifiers(sample) == IDENTIFIER.findall(sample)
+    assert code_names.hyphenated(sample) == HYPHENATED.findall(sample)
+    assert code_names.hyphenated(sample.lower()) == HYPHENATED.findall(sample.lower())
+    for token in IDENTIFIER.findall(sample):
+        assert code_names.code_shaped(token) == (
+            len(token) >= code_names.MIN_IDENTIFIER and (
+                any(c.isalpha() for c in token) if "$" in token or "_" in token.strip("_")
+                else not (token.islower() or token.isupper())
+                and INNER_CAPITAL.search(token) is not None))
+
+
+@SETTINGS
+@given(code_texts)
+def test_imports_equal_the_regexes(sample: str) -> None:
+    lines = "\n".join(line for line in sample.splitlines()
+                      if "import" in line or "from" in line or "require" in line)
+    found = [(match.group(2), False) for match in JS_IMPORT.finditer(lines)]
+    # Group 1 is '' for `from  import` (two blanks, no module): that line names no module.
+    found += [(match.group(1) if match.group(1) is not None else match.group(2), True)
+              for match in PY_IMPORT.finditer(lines)]
+    assert code_names.imports(sample) == list(dict.fromkeys(found))[:code_names.MAX_IMPORTS]
+
+
+def test_a_python_import_naming_no_module_is_read_as_nothing() -> None:
+    """`from  import x` (two blanks): the regex's group 1 is empty and group 2 unset, which the
+    hook read as no specifier at all and failed open on (`None.strip()`)."""
+    for code in ("from  import x\n", "from \timport x\n", "from   import\n"):
+        assert code_names.imports(code) == [("", True)]
+        assert code_names.file_evidence(code, "pkg/a.py") == ([], [])
+
+
+@pytest.mark.parametrize("sample, expected", [
+    ("import 'from' + 'b'", ["from"]),  # the regex goes on after a match, not inside it
+    ("ximport 'a' import 'b'", ["b"]),  # `\b` before the keyword
+    ("import '" + "y" * 201 + "'", []),  # at most 200 characters between the quotes
+    ("import '" + "y" * 200 + "'", ["y" * 200]),
+    ("require 'a' require('b') from'c' import (\"d\")", ["b", "c", "d"]),
+])
+def test_js_imports_examples(sample: str, expected: list[str]) -> None:
+    assert [m.group(2) for m in JS_IMPORT.finditer(sample)] == expected
+    assert code_names._js_imports(sample) == expected
+
+
+def test_hyphenated_examples() -> None:
+    sample = "a--b a-b-c -a-b a-b- x-1 1-x é-a a-é a_b-c ok-go"
+    assert HYPHENATED.findall(sample) == ["a-b-c", "x-1", "ok-go"]
+    assert code_names.hyphenated(sample) == ["a-b-c", "x-1", "ok-go"]
