@@ -5,8 +5,11 @@ first prompt through the form a team commits (`command -v engram-hook ... && exe
 claude; ...`, run by /bin/sh with this installation's folder first on PATH).
 
 For each store size (100, 1,000, 10,000 synthetic cards) it measures the median of at least 20
-runs of: a first prompt in a new session (new bodies to send) and a repeat prompt in a session
-that already has them. The index is compiled once before timing (a warm store, as in daily use).
+runs of: a first prompt in a new session (new bodies to send), a repeat prompt in a session
+that already has them, and a path event: Claude's PostToolUse for a Write of a 4.9 KB
+TypeScript file (`bench/session/webapp-repo/api/src/services/tasks.ts`) in a new session, which
+routes the touched path against the globs and the code written against the cards' code names.
+The index is compiled once before timing (a warm store, as in daily use).
 
 Run it from a regular (non-editable) install: an editable install's import finder adds ~15 ms
 to every interpreter start and measures the wrong thing.
@@ -33,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic  # noqa: E402
 
 PROMPT = "please review the api handler retry timeout and cache session token rules"
+CODE_FILE = "api/src/services/tasks.ts"
+CODE = (Path(__file__).resolve().parent / "session" / "webapp-repo" / CODE_FILE).read_text("utf-8")
 
 
 def _engram_script() -> str:
@@ -81,6 +86,13 @@ def _payload(ws: Path, session: str, prompt: str) -> bytes:
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 
+def _write_payload(ws: Path, session: str) -> bytes:
+    return json.dumps({"session_id": session, "transcript_path": "", "cwd": str(ws),
+                       "hook_event_name": "PostToolUse", "tool_name": "Write",
+                       "tool_input": {"file_path": str(ws / CODE_FILE), "content": CODE},
+                       "tool_response": {}}).encode()
+
+
 def measure(cards: int, runs: int, engram: list[str], state: Path,
             shared: list[str] | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"engram-latency-{cards}-") as temp:
@@ -95,12 +107,13 @@ def measure(cards: int, runs: int, engram: list[str], state: Path,
         cli = [script] if script else [sys.executable, "-m", "engram"]
         compile_ms = _run(cli + ["route", "warm up", "--cwd", str(ws)], b"", env)
         _run(engram, _payload(ws, "warm-up", PROMPT), env)
-        bare, first, repeat, shared_first = [], [], [], []
+        bare, first, repeat, shared_first, path = [], [], [], [], []
         _run(engram, _payload(ws, "repeat-session", PROMPT), env)
         for i in range(runs):
             bare.append(_run([sys.executable, "-c", "pass"], b"", env))
             first.append(_run(engram, _payload(ws, f"first-{i}", PROMPT), env))
             repeat.append(_run(engram, _payload(ws, "repeat-session", PROMPT), env))
+            path.append(_run(engram, _write_payload(ws, f"path-{i}"), env))
             if shared:
                 shared_first.append(_run(shared, _payload(ws, f"shared-{i}", PROMPT), env))
         answer = subprocess.run(engram, input=_payload(ws, "probe", PROMPT), capture_output=True,
@@ -112,6 +125,8 @@ def measure(cards: int, runs: int, engram: list[str], state: Path,
                 "repeat_prompt_ms": round(statistics.median(repeat), 1),
                 "first_ratio": round(statistics.median(first) / statistics.median(bare), 2),
                 "repeat_ratio": round(statistics.median(repeat) / statistics.median(bare), 2),
+                "path_write_ms": round(statistics.median(path), 1),
+                "path_ratio": round(statistics.median(path) / statistics.median(bare), 2),
                 "shared_first_prompt_ms": round(statistics.median(shared_first), 1) if shared_first else None,
                 "shared_first_ratio": round(statistics.median(shared_first) / statistics.median(bare), 2)
                 if shared_first else None,
@@ -144,12 +159,13 @@ def main() -> int:
     if shared:
         print(f"shared form:  {shared[-1]}  (through /bin/sh)")
     print("| cards | python -c pass | first prompt | repeat prompt | first / pass | repeat / pass "
-          "| shared first prompt | shared first / pass |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| shared first prompt | shared first / pass | path event (Write) | path / pass |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['cards']:,} | {r['python_pass_ms']} ms | {r['first_prompt_ms']} ms | "
               f"{r['repeat_prompt_ms']} ms | {r['first_ratio']}x | {r['repeat_ratio']}x | "
-              f"{r['shared_first_prompt_ms']} ms | {r['shared_first_ratio']}x |")
+              f"{r['shared_first_prompt_ms']} ms | {r['shared_first_ratio']}x | "
+              f"{r['path_write_ms']} ms | {r['path_ratio']}x |")
     return 0
 
 

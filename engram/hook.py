@@ -520,7 +520,8 @@ class HookCall:
         try:
             from engram import session_queue
 
-            session_queue.enqueue(self.workspace.memory_dir, transcript_path=event.transcript_path,
+            session_queue.enqueue(self.workspace.memory_location,
+                                  transcript_path=event.transcript_path,
                                   host=event.host, session=event.session,
                                   at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         except Exception as exc:  # noqa: BLE001

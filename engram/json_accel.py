@@ -5,9 +5,11 @@ a hook process about two thirds of a bare interpreter start.
 
 The results are exactly the `json` package's: it drives the same C scanner and encoder with
 the same settings, from the same depth of Python frames (before 3.12 the scanner's nesting
-limit counts them). Whatever this module does not do itself (an interpreter without
-`_json`, `indent=` output, a payload in UTF-16/32 or with a BOM, invalid JSON) is handed to
-the `json` package, so its exceptions (`JSONDecodeError`, a ValueError) are the package's own."""
+limit counts them). `indent=` output of lists, dicts, strs, ints, booleans and None is laid
+out the way the json package's Python encoder lays it out. Whatever this module does not do
+itself (an interpreter without `_json`, other indented values, a payload in UTF-16/32 or with
+a BOM, invalid JSON) is handed to the `json` package, so its exceptions (`JSONDecodeError`, a
+ValueError) are the package's own."""
 
 from __future__ import annotations
 
@@ -107,6 +109,15 @@ def _unserializable(value: object) -> Any:
 def dumps(value: Any, *, ensure_ascii: bool = True, separators: tuple[str, str] | None = None,
           sort_keys: bool = False, indent: int | str | None = None) -> str:
     """`json.dumps(value, ...)` for these options."""
+    if _accel is not None and indent is not None and separators is None and not sort_keys:
+        # The C encoder knows no indent; the json package's Python one does, for any value.
+        # Lists, dicts with str keys, strs, ints, booleans and None (the session queue) are
+        # laid out here as it lays them out; anything else goes to it.
+        quote = _accel.encode_basestring_ascii if ensure_ascii else _accel.encode_basestring
+        laid_out = _indented(value, indent if isinstance(indent, str) else " " * indent, "\n",
+                             quote, set())
+        if laid_out is not None:
+            return laid_out
     if indent is not None or _accel is None:
         return str(_stdlib().dumps(value, ensure_ascii=ensure_ascii, separators=separators,
                                    sort_keys=sort_keys, indent=indent))
@@ -120,3 +131,42 @@ def dumps(value: Any, *, ensure_ascii: bool = True, separators: tuple[str, str] 
                                  item_separator, sort_keys, False, True)
     return "".join(encode(value, 0))
 
+
+
+def _indented(value: Any, indent: str, newline: str, quote: Any, open_ids: set[int]) -> str | None:
+    """`value` as `json.dumps(value, indent=...)` writes it, `newline` being the line break
+    and indent of the level it is at; None for a value of another type, or a container
+    inside itself (the json package raises for that)."""
+    kind = value.__class__
+    if kind is str:
+        return str(quote(value))
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is not list and kind is not dict:
+        return None
+    if not value:
+        return "[]" if kind is list else "{}"
+    if id(value) in open_ids:
+        return None
+    open_ids.add(id(value))
+    inner = newline + indent
+    parts: list[str] = []
+    if kind is list:
+        for item in value:
+            laid_out = _indented(item, indent, inner, quote, open_ids)
+            if laid_out is None:
+                return None
+            parts.append(laid_out)
+    else:
+        for key, item in value.items():
+            laid_out = _indented(item, indent, inner, quote, open_ids)
+            if key.__class__ is not str or laid_out is None:
+                return None
+            parts.append(f"{quote(key)}: {laid_out}")
+    open_ids.discard(id(value))
+    brackets = "[]" if kind is list else "{}"
+    return brackets[0] + inner + ("," + inner).join(parts) + newline + brackets[1]

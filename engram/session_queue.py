@@ -9,11 +9,16 @@ queue file, readers treat every entry as untrusted (see `engram.observe`).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Final
+import os
 
-from engram import fileio
+from engram import fileio, json_accel
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Final
+
+    Folder = str | os.PathLike[str]
 
 QUEUE_NAME: Final = "session-queue.json"
 LOCK_NAME: Final = ".session-queue.lock"  # where releases before the state-dir lock kept it
@@ -28,24 +33,41 @@ IGNORED: Final = ("/session-queue.json", "/.session-queue.lock", "/.session-queu
 _IGNORE_HEADER: Final = "# engram: local transcript queue, review inbox and evidence traces"
 
 
-def queue_path(memory_dir: Path) -> Path:
-    return memory_dir / QUEUE_NAME
+# SessionEnd runs `enqueue` in the hook process: the queue is handled as os.path strings and
+# JSON through engram.json_accel, so it imports neither pathlib nor the json package (each
+# pulls in `re`); the functions that return paths give `Path`s to the CLI's callers.
 
 
-def lock_path(memory_dir: Path) -> Path:
+def queue_path(memory_dir: Folder) -> Path:
+    from pathlib import Path
+
+    return Path(_queue_file(memory_dir))
+
+
+def _queue_file(memory_dir: Folder) -> str:
+    return os.path.join(memory_dir, QUEUE_NAME)
+
+
+def lock_path(memory_dir: Folder) -> Path:
     """The queue's lock: in the state dir, keyed by the queue file, so no lock file of
     engram's is left in the repository."""
+    from pathlib import Path
+
+    return Path(_lock_file(memory_dir))
+
+
+def _lock_file(memory_dir: Folder) -> str:
     from engram import paths
 
-    return Path(paths.lock_file_for(queue_path(memory_dir)))
+    return paths.lock_file_for(_queue_file(memory_dir))
 
 
-def symlinked(memory_dir: Path) -> list[str]:
+def symlinked(memory_dir: Folder) -> list[str]:
     """Names among engram's queue files and folders that are symlinks. A repository could
     commit `.session-queue.lock` or `inbox` as a link to somewhere else; engram then writes
     nothing rather than follow it."""
     names = (QUEUE_NAME, LOCK_NAME, ".gitignore", "inbox", "traces")
-    return [name for name in names if (memory_dir / name).is_symlink()]
+    return [name for name in names if os.path.islink(os.path.join(memory_dir, name))]
 
 
 def is_entry(value: Any) -> bool:
@@ -55,26 +77,26 @@ def is_entry(value: Any) -> bool:
     )
 
 
-def read_entries(memory_dir: Path) -> list[Any]:
+def read_entries(memory_dir: Folder) -> list[Any]:
     """The queue as stored (entries unvalidated); [] when absent or not a JSON array.
     Callers hold the lock when they mean to write back."""
     from engram.fileio import read_bounded
 
     try:  # a queue of 50 short entries is a few KiB
-        data = read_bounded(queue_path(memory_dir), 4 * 1024 * 1024)
+        data = read_bounded(_queue_file(memory_dir), 4 * 1024 * 1024)
     except OSError:  # absent, a FIFO or device planted in its place, too large
         return []
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = json_accel.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return []
     return value if isinstance(value, list) else []
 
 
-def write_entries(memory_dir: Path, entries: list[Any]) -> None:
+def write_entries(memory_dir: Folder, entries: list[Any]) -> None:
     """Replace the queue atomically (the caller holds the lock)."""
-    data = json.dumps(entries, indent=1, ensure_ascii=False) + "\n"
-    fileio.atomic_write_text(queue_path(memory_dir), data)
+    data = json_accel.dumps(entries, indent=1, ensure_ascii=False) + "\n"
+    fileio.atomic_write_text(_queue_file(memory_dir), data)
 
 
 def add(entries: list[Any], entry: dict[str, str]) -> list[Any]:
@@ -86,10 +108,10 @@ def add(entries: list[Any], entry: dict[str, str]) -> list[Any]:
     return kept[-MAX_ENTRIES:]
 
 
-def ensure_ignored(memory_dir: Path) -> None:
+def ensure_ignored(memory_dir: Folder) -> None:
     """Make sure `<memory dir>/.gitignore` ignores the queue, inbox and traces; keeps any
     lines already there."""
-    path = memory_dir / ".gitignore"
+    path = os.path.join(memory_dir, ".gitignore")
     from engram.fileio import NotRegularFile, read_bounded
 
     try:
@@ -111,7 +133,7 @@ def ensure_ignored(memory_dir: Path) -> None:
     fileio.atomic_write_text(path, text)
 
 
-def enqueue(memory_dir: Path, *, transcript_path: str, host: str, session: str, at: str) -> None:
+def enqueue(memory_dir: Folder, *, transcript_path: str, host: str, session: str, at: str) -> None:
     """Append one SessionEnd capture to the queue under the lock. Never raises: a failure
     only loses this capture, and the host must not notice."""
     try:
@@ -119,10 +141,10 @@ def enqueue(memory_dir: Path, *, transcript_path: str, host: str, session: str, 
                  "session": str(session), "at": str(at)}
         if not is_entry(entry):
             return
-        memory_dir.mkdir(parents=True, exist_ok=True)
+        os.makedirs(memory_dir, exist_ok=True)
         if symlinked(memory_dir):
             return
-        with fileio.exclusive_lock(lock_path(memory_dir), timeout=LOCK_TIMEOUT):
+        with fileio.exclusive_lock(_lock_file(memory_dir), timeout=LOCK_TIMEOUT):
             write_entries(memory_dir, add(read_entries(memory_dir), entry))
             ensure_ignored(memory_dir)
     except Exception:  # noqa: BLE001 - the hook path fails open by design

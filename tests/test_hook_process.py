@@ -140,6 +140,44 @@ def test_hook_path_imports(ws: Path, prompt: str) -> None:
     assert "'re'" in control and "'json'" in control, control  # the check sees an import
 
 
+def _imports_of(document: dict, mode: str = "plain") -> str:
+    done = subprocess.run([sys.executable, "-S", "-c", IMPORT_CHECK, json.dumps(document), mode,
+                           str(REPO), *site.getsitepackages()], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split("\n")[0] + "\n" + done.stderr
+
+
+CODE_CARDS = {
+    "money": "---\nid: money\ntitle: Money\napplies_to: ['src/**/*.{ts,tsx}']\n---\n"
+             "Amounts are integers of minor units.\n",
+    "receipts": "---\nid: receipts\ntitle: Receipts\n---\nUse `receiptLine` and "
+                "`formatMinorUnits` for receipt lines.\n"}
+
+
+def test_path_events_and_session_end_import_no_re_json_or_pathlib(tmp_path: Path) -> None:
+    """A Write that a glob matches and whose code names a card's code names, a Read, and a
+    SessionEnd that queues its transcript: none needs regular expressions, the json package,
+    pathlib or typing (each costs a hook process a large share of its instructions)."""
+    ws = make_workspace(tmp_path / "proj", cards=CODE_CARDS)
+    (ws / "src").mkdir()
+    (ws / "src" / "money.ts").write_text("export const x = 1;\n", encoding="utf-8")
+    write = payload("claude", "PostToolUse.write.json", ws)
+    write["tool_input"] = {**write["tool_input"], "file_path": str(ws / "src" / "receipt.ts")}
+    read = payload("claude", "PostToolUse.read.json", ws)
+    read["tool_input"] = {**read["tool_input"], "file_path": str(ws / "src" / "money.ts")}
+    end = payload("claude", "SessionEnd.json", ws, transcript_path=str(tmp_path / "t.jsonl"))
+    _imports_of(write)  # the first call builds the index
+    written = _imports_of({**write, "session_id": "a second session"})
+    # The glob's card, then the card whose code names the written code uses.
+    assert sent_ids(context(written.split("\n")[0])) == ["money", "receipts"], written
+    assert "BAD []" in written, written
+    assert "BAD []" in _imports_of(read)
+    assert "BAD []" in _imports_of(end)
+    queue = json.loads((ws / ".agents" / ".engram" / "session-queue.json").read_text("utf-8"))
+    assert [entry["transcript_path"] for entry in queue] == [str(tmp_path / "t.jsonl")]
+    assert "'re'" in _imports_of(end, "control")  # the check sees an import
+
+
 def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
     cards = {f"topic{i}": f"---\nid: topic{i}\ntitle: Topic {i}\ntags: [topic{i}]\n---\n"
                           f"Body of topic number {i}.\n" for i in range(20)}

@@ -29,7 +29,8 @@ unencodable = st.one_of(st.sets(st.integers(), max_size=2), st.binary(max_size=3
                         st.dictionaries(st.tuples(st.integers()), leaf, min_size=1, max_size=2))
 OPTIONS = [{}, {"ensure_ascii": False}, {"sort_keys": True, "separators": (",", ":")},
            {"separators": (",", ":")}, {"sort_keys": True}, {"indent": 2, "sort_keys": True},
-           {"indent": 1, "ensure_ascii": False}]
+           {"indent": 1, "ensure_ascii": False}, {"indent": 1}, {"indent": 0},
+           {"indent": "\t", "ensure_ascii": False}, {"indent": 3}]
 # Fragments invalid texts are built from: JSON tokens, broken ones, whitespace json does and
 # does not skip, a BOM, lone surrogates, control characters inside strings.
 fragments = st.sampled_from(['{', '}', '[', ']', ',', ':', '"a"', '"\\u00e9"', '"\\ud800"', '"\\x"',
@@ -70,6 +71,8 @@ def test_dumps_circular_reference_like_json() -> None:
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular reference detected"):
         json_accel.dumps(loop)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        json_accel.dumps({"a": [loop]}, indent=1)
     shared = [1]
     assert json_accel.dumps([shared, shared]) == json.dumps([shared, shared])  # not a loop
 

@@ -140,7 +140,8 @@ def test_import_is_light() -> None:
             "or m in ('yaml', 'typer', 'click'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO)
-    assert out.stdout.strip() == "engram,engram.fileio,engram.session_queue"
+    # engram.json_accel: JSON without the json package (and its `re`) in the SessionEnd hook.
+    assert out.stdout.strip() == "engram,engram.fileio,engram.json_accel,engram.session_queue"
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
