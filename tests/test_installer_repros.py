@@ -720,3 +720,29 @@ def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     assert "// mine" in path.read_text()
     assert engram("unlink", "gemini", cwd=workspace) == 0
     assert path.read_text() == text
+
+
+@pytest.mark.parametrize("text, kept", [
+    ('{"model": "x", /* mine */ "hooks": {}}', '{"model": "x"/* mine */}'),
+    ('{"hooks": {} /* mine */, "model": "x"}', '{/* mine */"model": "x"}'),
+    ('{"model": "x", "hooks": {"SessionStart": [] /* later */}}', '{"model": "x"/* later */}'),
+    ('{"model": "x", // mine\n "hooks": {}}', '{"model": "x"// mine\n}'),
+])
+def test_unlink_keeps_a_comment_on_a_line_whose_code_stays(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
+        kept: str) -> None:
+    """A one-line Gemini settings file (every comment follows code on its line) linked
+    elsewhere (no record of the file before engram: a teammate's link, another machine):
+    unlink refused it whole for a `/* */` next to the member it removes. The comment now
+    stays where it is and the member goes; the value is what the user had, less engram's
+    entries (and the `hooks` they emptied)."""
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    assert engram("link", "gemini", cwd=workspace) == 0
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "another-machine"))
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    after = path.read_text()
+    assert jsonc.comments(after) == jsonc.comments(text)
+    assert jsonc.parse(after) == {"model": "x"}
+    assert after == kept

@@ -86,18 +86,44 @@ def test_comment_next_to_our_entry_is_kept_when_it_is_updated(workspace: Path) -
     assert text.count("engram hook gemini") == 4
 
 
-def test_a_change_that_would_delete_a_comment_is_refused(workspace: Path,
-                                                          capsys: pytest.CaptureFixture) -> None:
+def _two_engram_handlers(workspace: Path, after_first: str, end_of_second: str) -> tuple[Path, str]:
+    """A Gemini settings file whose BeforeAgent group holds two of engram's handlers (link
+    keeps the first, removes the second), with the user's text after each."""
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir()
     text = ('{\n  "hooks": {\n    "BeforeAgent": [\n      {"hooks": [\n'
-            '        {"command": "/x/engram hook gemini"}, // first\n'
-            '        {"command": "/y/engram hook gemini"} // the duplicate engram removes\n'
+            f'        {{"command": "/x/engram hook gemini"}}{after_first}\n'
+            f'        {{"command": "/y/engram hook gemini"{end_of_second}\n'
             '      ]}\n    ]\n  }\n}\n')
     path.write_text(text)
+    return path, text
+
+
+def test_a_change_that_would_delete_a_comment_is_refused(workspace: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """A comment inside what engram removes, on a line none of whose code stays, is that
+    code's: refused, never dropped."""
+    path, text = _two_engram_handlers(workspace, ",",
+                                      ' /* the duplicate engram removes */}')
     assert engram("link", "gemini", cwd=workspace) == 1
     assert path.read_text() == text
-    assert "comment near line 5" in capsys.readouterr().err
+    assert "comment near line 6" in capsys.readouterr().err
+
+
+def test_comments_beside_what_engram_removes_are_kept_where_they_are(workspace: Path) -> None:
+    """A comment after code on a line whose code stays (`// first` after the handler engram
+    keeps), and one on a line after what engram removes: kept, byte for byte and in order,
+    where link used to refuse the whole file."""
+    from engram.installer import jsonc
+
+    path, text = _two_engram_handlers(workspace, ", // first", "} // the duplicate engram removes")
+    assert engram("link", "gemini", cwd=workspace) == 0
+    linked = path.read_text()
+    assert jsonc.comments(linked) == ["// first", "// the duplicate engram removes"]
+    handlers = jsonc.parse(linked)["hooks"]["BeforeAgent"][0]["hooks"]
+    assert len(handlers) == 1  # the duplicate went, its comment stayed
+    assert engram("link", "gemini", cwd=workspace) == 0
+    assert path.read_text() == linked
 
 
 def test_symlinked_config_leading_outside_is_refused_unless_the_user_opts_in(

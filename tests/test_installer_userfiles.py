@@ -162,6 +162,14 @@ class Style:
         text = self.draw(st.sampled_from(["// note é", "// */", "/* a\n   block */"]))
         return text.replace("\n", "\n" + pad) + "\n" + pad
 
+    def inline_comment(self) -> str:
+        """A block comment after code on its line, as a one-line file can only have: kept
+        where it is by every edit (`test_installer_repros.py::
+        test_unlink_keeps_a_comment_on_a_line_whose_code_stays`)."""
+        if not self.jsonc or self.indent is not None or self.draw(st.integers(0, 4)) != 0:
+            return ""
+        return self.draw(st.sampled_from(["/* é */ ", "/*x*/", "/* // */ "]))
+
     def render(self, value: Any, level: int = 0) -> str:
         if not isinstance(value, (dict, list)):
             return self.scalar(value)
@@ -172,7 +180,7 @@ class Style:
         pad = "" if self.indent is None else (self.indent * (level + 1))
         parts = []
         for key, item in items:
-            lead = self.comment(pad)
+            lead = self.comment(pad) or self.inline_comment()
             named = "" if key is None else json.dumps(key, ensure_ascii=self.draw(st.booleans())) + self.key_sep
             parts.append(lead + named + self.render(item, level + 1))
         trailing = "," if self.jsonc and self.draw(st.integers(0, 5)) == 0 else ""
@@ -359,4 +367,30 @@ def test_a_user_edit_between_link_and_unlink_is_all_that_changes(
         assert after is not None
         host_parse(host, after)
         assert units(host, after) == units(host, edited)
+        assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0
+
+
+@pytest.mark.parametrize("host", sorted(FILES))
+@HYPOTHESIS
+@given(data=st.data())
+def test_unlink_with_no_record_of_the_file_keeps_every_comment_and_unit(
+        host: str, data: st.DataObject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linked on another machine (a teammate's commit) or with the state dir since removed:
+    unlink has no pre-engram bytes to give back, and strips engram's entries from the text
+    alone. Every comment stays, byte for byte and in order, and every unit of the user's."""
+    text = data.draw(user_file(host), label="user file")
+    with fresh(tmp_path, host, text) as files:
+        files.run(remove=False)
+        monkeypatch.setenv("ENGRAM_STATE_DIR", str(files.root / "another-machine"))
+        files.run(remove=True)
+        after = files.text()
+        if after is None:  # nothing of the user's was in it
+            assert units(host, text) == [] and not jsonc.comments(text)
+            return
+        host_parse(host, after)
+        assert jsonc.comments(after) == jsonc.comments(text)
+        wrapper = files.definition.install.get("wrapper") or {}
+        added = {("top", k, json.dumps(v)) for k, v in wrapper.items()}
+        assert [u for u in units(host, after) if u not in added] == \
+            [u for u in units(host, text) if u not in added]
         assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0

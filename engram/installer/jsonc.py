@@ -302,9 +302,12 @@ class _Patcher:
         self.code = [t for t in toks if t.kind != "comment"]
 
     def edit(self, start: int, end: int, replacement: str) -> None:
-        for comment in self.comments:
-            if start < comment.end and comment.start < end:
-                raise CommentLoss(_line(self.text, comment.start))
+        overlapping = [c for c in self.comments if start < c.end and c.start < end]
+        if overlapping and not replacement and all(c.start >= start for c in overlapping):
+            self.cut(start, end)  # a removal keeps the comments it may (see cut)
+            return
+        if overlapping:
+            raise CommentLoss(_line(self.text, overlapping[0].start))
         self.edits.append((start, end, replacement))
 
     def apply(self) -> str:
@@ -442,21 +445,37 @@ class _Patcher:
         return not self.text[line:comment.start].strip(" \t")
 
     def cut(self, start: int, end: int) -> None:
-        """Remove the text from `start` to `end` but the comments on lines of their own in it:
-        each keeps its line (comments are blanks to JSON, so the value is what the whole cut
-        gives). A comment after code on its line goes with that code: CommentLoss."""
+        """Remove the text from `start` to `end` but the comments in it (comments are blanks to
+        JSON, so the value is what the whole cut gives): one on a line of its own keeps its
+        line; one after code on a line where code stays (a one-line file) stays where it is,
+        with the line break that ends a `//` comment. A comment on a line whose code all goes
+        is that code's: CommentLoss."""
         pos = start
         for comment in self.comments:
             if not start <= comment.start < end:
                 continue
-            if not self._own_line(comment):
+            if self._own_line(comment):
+                line = self.text.rfind("\n", 0, comment.start) + 1
+                if line > pos:
+                    self.edit(pos, line, "")
+                pos = max(pos, min(_past_line_break(self.text, comment.end), max(end, comment.end)))
+                continue
+            if not self._line_keeps_code(comment, start, end):
                 raise CommentLoss(_line(self.text, comment.start))
-            line = self.text.rfind("\n", 0, comment.start) + 1
-            if line > pos:
-                self.edit(pos, line, "")
-            pos = max(pos, min(_past_line_break(self.text, comment.end), max(end, comment.end)))
+            if comment.start > pos:
+                self.edit(pos, comment.start, "")
+            line_comment = self.text.startswith("//", comment.start)
+            pos = max(pos, _past_line_break(self.text, comment.end) if line_comment
+                      else comment.end)
         if end > pos:
             self.edit(pos, end, "")
+
+    def _line_keeps_code(self, comment: Token, start: int, end: int) -> bool:
+        """Does code stay on the line of `comment` once `start`..`end` is cut?"""
+        first = self.text.rfind("\n", 0, comment.start) + 1
+        last = self.text.find("\n", comment.end)
+        last = len(self.text) if last < 0 else last
+        return any(first <= t.start < last and not start <= t.start < end for t in self.code)
 
     def _replace_all(self, node: Node, starts: list[int],
                      added: list[tuple[str | None, Any]]) -> None:
@@ -583,4 +602,9 @@ def patch(text: str, before: Any, after: Any) -> str:
     """`text` (whose value is `before`) edited so that its value is `after`."""
     patcher = _Patcher(text)
     patcher.diff(tree(text), before, after)
-    return patcher.apply()
+    result = patcher.apply()
+    # Every comment is kept, unchanged and in order: the edits cut around them, and a wrong
+    # span must not cost one silently (the value is checked apart, by the caller).
+    if comments(result) != [text[c.start:c.end] for c in patcher.comments]:
+        raise CommentLoss(_line(text, patcher.comments[0].start) if patcher.comments else 1)
+    return result
