@@ -249,12 +249,23 @@ def units(host: str, text: str) -> list[tuple[str, ...]]:
     return out
 
 
+def _selects_all(matcher: Any, engrams: str | None) -> bool:
+    """Does a group's matcher select every tool engram's entry there selects? (No matcher,
+    "" or "*" selects all; else its `|` names must hold all of engram's.)"""
+    if matcher in (None, "", "*") or engrams is None:
+        return True
+    return isinstance(matcher, str) and set(engrams.split("|")) <= set(matcher.split("|"))
+
+
 def _own_events(document: Any, host: str) -> set[str]:
-    """The events where the user's file has one of OWN_FORMS."""
+    """The events where the user's file has one of OWN_FORMS, in a group that selects every
+    tool engram's entry would (one on fewer tools leaves engram's entry needed)."""
     own = {form.format(host=host) for form in OWN_FORMS}
+    matchers = {e["event"]: e.get("matcher") for e in host_registry.get(host).install["events"]}
     return {event for event, items in ((document or {}).get("hooks") or {}).items()
             for item in items for h in (item.get("hooks", [item]) if "hooks" in item else [item])
-            if h.get("command") in own}
+            if h.get("command") in own and (
+                "hooks" not in item or _selects_all(item.get("matcher"), matchers.get(event)))}
 
 
 def _count_ours(document: Any, names: tuple[str, ...]) -> int:
@@ -394,3 +405,84 @@ def test_unlink_with_no_record_of_the_file_keeps_every_comment_and_unit(
         assert [u for u in units(host, after) if u not in added] == \
             [u for u in units(host, text) if u not in added]
         assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0
+
+
+SECOND = "/opt/engram-2.0/bin/engram"  # another engram release, installed elsewhere
+OPERATIONS = st.lists(st.sampled_from(["link", "link", "link v2", "unlink", "upgrade",
+                                       "upgrade v2", "user edit", "doctor"]),
+                      min_size=1, max_size=7)
+
+
+def _ours_commands(host: str, text: str | None) -> list[str]:
+    document = host_parse(host, text) if text is not None else {}
+    names = host_registry.get(host).names
+    return [h.get("command") for items in ((document or {}).get("hooks") or {}).values()
+            for item in items for h in (item.get("hooks", [item]) if "hooks" in item else [item])
+            if is_ours(h.get("command"), names)]
+
+
+@pytest.mark.parametrize("host", sorted(FILES))
+@HYPOTHESIS
+@given(data=st.data())
+def test_random_sequences_of_link_unlink_upgrade_doctor_and_user_edits(
+        host: str, data: st.DataObject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any sequence of link and upgrade by two engram releases (another executable), unlink,
+    doctor and the host's own saves, on a generated user file. After every step: the host
+    parses the file; every unit of the user's (and each setting the host added) is there,
+    byte for byte, in order; engram's entries are exactly one set, all of the release that
+    ran last, or none after unlink; link twice writes nothing the second time."""
+    from engram.installer import health
+    from engram.installer.plan import installed
+
+    text = data.draw(user_file(host), label="user file")
+    steps = data.draw(OPERATIONS, label="steps")
+    with fresh(tmp_path, host, text) as files:
+        wrapper = files.definition.install.get("wrapper") or {}
+        added = {("top", k, json.dumps(v)) for k, v in wrapper.items()}
+        expected = [u for u in units(host, text) if u not in added]
+        covered = _own_events(host_parse(host, text), host)
+        wanted = len([e for e in ours_for(files.definition, Options()).entries
+                      if e.event not in covered])
+        release = None  # the release whose entries the file holds, if any
+        if _count_ours(host_parse(host, text), files.definition.names):
+            release = "old"
+        for step in steps:
+            executable = SECOND if step.endswith("v2") else PINNED
+            monkeypatch.setenv("ENGRAM_HOOK_EXECUTABLE", executable)
+            if step.startswith("link"):
+                files.run(remove=False)
+                linked = files.text()
+                assert files.run(remove=False) == "unchanged" and files.text() == linked
+                release = executable
+            elif step.startswith("upgrade"):
+                if installed(files.definition, files.path):
+                    files.run(remove=False)
+                    release = executable
+            elif step == "unlink":
+                files.run(remove=True)
+                release = None
+            elif step == "user edit" and files.text() is not None:
+                current = files.text()
+                assert current is not None
+                before = jsonc.parse(current) or {}
+                key = f"saved{len(steps)}{steps.index(step)}"
+                if isinstance(before, dict) and key not in before:
+                    after = {**before, key: [1, "é"]}
+                    edited = jsonc.patch(current, before, after)
+                    files.path.write_bytes(edited.encode("utf-8"))
+                    expected.append(next(u for u in units(host, edited) if u[:2] == ("top", key)))
+            elif step == "doctor":
+                row = health.inspect(files.definition, files.root, False, "hook")
+                assert row.state != "unreadable", row.problem
+            now = files.text()
+            if now is None:
+                assert not expected, step
+                continue
+            host_parse(host, now)
+            assert [u for u in units(host, now) if u not in added] == expected, step
+            commands = _ours_commands(host, now)
+            if release is None:
+                assert commands == [], step
+            elif release != "old":
+                assert len(commands) == wanted and \
+                    set(commands) <= {f"{release} hook {host}"}, (step, commands)
