@@ -119,11 +119,12 @@ def test_invalid_jsonc_raises(text: str) -> None:
     ("engram-lint hook claude", ("claude",), False),
     ("echo engram hook", ("claude",), False),
     ("echo engram hook claude", ("claude",), False),
-    ("FOO=1 /v/engram hook claude", ("claude",), True),
-    ('cd "$CLAUDE_PROJECT_DIR" && engram hook claude', ("claude",), True),
+    # runs engram's hook, in the user's own form: theirs, never engram's to edit
+    ("FOO=1 /v/engram hook claude", ("claude",), False),
+    ('cd "$CLAUDE_PROJECT_DIR" && engram hook claude', ("claude",), False),
     ("/bin/notengram hook claude", ("claude",), False),
     (None, ("claude",), False),
-    ("engram hook claude 'unbalanced", ("claude",), True),
+    ("engram hook claude 'unbalanced", ("claude",), False),
     ("/v/bin/python3 -I -S /v/bin/engram-hook claude", ("claude",), True),
     ("'/a b/bin/python' -I -S '/a b/bin/engram-hook' claude", ("claude",), True),
     ("/v/bin/engram-hook claude", ("claude",), True),
@@ -134,7 +135,7 @@ def test_invalid_jsonc_raises(text: str) -> None:
     ("/v/bin/engram-hooks claude", ("claude",), False),
     ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; "
      "command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("claude",), True),
-    ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; true", ("claude",), True),
+    ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; true", ("claude",), False),
     ("command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("claude",), True),
     ("command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; "
      "command -v engram >/dev/null 2>&1 && exec engram hook claude || true", ("codex",), False),

@@ -202,8 +202,7 @@ def hook_command(host: str, mode: str = "absolute") -> str:
         # `command -v`; there the plain form is written and the README says what happens.)
         # The launcher first (no `import re` before engram), then the `engram` script: an
         # engram older than the launcher, on a teammate's PATH, still runs the hook.
-        return (f"command -v {LAUNCHER} >/dev/null 2>&1 && exec {LAUNCHER} {host}; "
-                f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true")
+        return _shared_forms(host)[0]
     return f"{prefix} {host}"
 
 
@@ -273,16 +272,75 @@ def _launcher_at(words: list[str], i: int) -> bool:
 
 
 def is_ours(command: object, names: Iterable[str]) -> bool:
-    """Does this command run engram's hook for one of `names` (a host's name and aliases)?
+    """Is this command exactly one engram writes for one of `names` (a host's name and
+    aliases), so that engram may rewrite (`link`, `upgrade`) or remove (`unlink`) its entry?
 
-    Current forms: `[<python> -I -S] <...>/engram-hook <host>` and `<...>/engram hook <host>`.
-    Earlier forms, still recognised so `upgrade` and `unlink` find them: `<python> -m engram
-    hook <host>`, and the TypeScript predecessor's `engram agent-hook --host <host>`
-    (prior-art A3.1), which wrote a 10000-second timeout.
+    Current forms: `[<python> -I -S] <...>/engram-hook <host>`, `<...>/engram hook <host>`
+    and the shared guard form `hook_command` writes. Earlier forms, still recognised so
+    `upgrade` and `unlink` find them: `<python> -m engram hook <host>`, the shared form before
+    the launcher, and the TypeScript predecessor's `engram agent-hook --host <host>`
+    (prior-art A3.1), which wrote a 10000-second timeout. Quoted as `quote` quotes, and
+    nothing more: an environment assignment, a runner, an extra argument, a redirection or
+    a chain around it makes the entry the user's own (`runs_engram_hook`), never engram's
+    to edit.
     """
     if not isinstance(command, str):
         return False
     wanted = {n.lower() for n in names}
+    if any(command in _shared_forms(host) for host in wanted):
+        return True
+    return any(_own_form(words, wanted) for words in _renderings(command))
+
+
+def _shared_forms(host: str) -> tuple[str, str]:
+    """The shared form `hook_command` writes, and the one before the launcher."""
+    return (f"command -v {LAUNCHER} >/dev/null 2>&1 && exec {LAUNCHER} {host}; "
+            f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true",
+            f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true")
+
+
+# Characters a shell gives a meaning even inside double quotes (POSIX shells, cmd), and those
+# it gives one outside: a word engram writes for Windows is double-quoted for the second only.
+_ACTIVE_QUOTED: Final = frozenset("$`%!\"'\n")
+_ACTIVE_BARE: Final = _ACTIVE_QUOTED | frozenset(" \t&()^;|<>*?[]{}~#")
+
+
+def _quote_windows(word: str) -> str | None:
+    """`word` as `quote` writes it on Windows, or None where no such rendering is inert."""
+    if not word or any(c in _ACTIVE_QUOTED for c in word):
+        return None
+    return f'"{word}"' if any(c in _ACTIVE_BARE for c in word) else word
+
+
+def _renderings(command: str) -> list[list[str]]:
+    """The word lists of which `command` is exactly engram's rendering: POSIX-quoted, or
+    quoted for Windows (whose paths keep their backslashes in the plain split)."""
+    found = []
+    for words in ([*_splits(command), command.split(" ")] if "\\" in command else _splits(command)):
+        if not words:
+            continue
+        windows = [_quote_windows(w) for w in words]
+        if " ".join(shlex.quote(w) for w in words) == command or (
+                None not in windows and " ".join(w or "" for w in windows) == command):
+            found.append(words)
+    return found
+
+
+def _own_form(words: list[str], wanted: set[str]) -> bool:
+    *body, host = words
+    if host not in wanted or not body:
+        return False
+    python = _base(body[0]).startswith(("python", "pypy"))
+    return (len(body) == 2 and _is_engram_executable(body[0]) and body[1] == "hook") or (
+        len(body) == 1 and _base(body[0]) == LAUNCHER) or (
+        len(body) == 4 and python and body[1:3] == ["-I", "-S"] and _base(body[3]) == LAUNCHER) or (
+        len(body) == 4 and python and body[1:] == ["-m", "engram", "hook"]) or (
+        len(body) == 3 and _is_engram_executable(body[0]) and body[1:] == ["agent-hook", "--host"])
+
+
+def _mentions_hook(command: str, wanted: set[str]) -> bool:
+    """Does engram's hook for `wanted` run somewhere in this command, wherever a command
+    starts (after `FOO=1`, `cd x &&`, `exec`, ...)?"""
     return any(_runs_hook(words, wanted) for words in _splits(command))
 
 
@@ -339,7 +397,7 @@ def runs_engram_hook(command: object, names: Iterable[str], args: object = None)
     wanted = {n.lower() for n in names}
     if isinstance(args, list) and all(isinstance(a, str) for a in args):
         return _segment_runs_hook([command, *args], wanted, 0)
-    if is_ours(command, wanted):
+    if _mentions_hook(command, wanted):
         return True
     return any(_segment_runs_hook(words, wanted, 0) for words in _splits(command))
 
