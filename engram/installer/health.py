@@ -12,13 +12,13 @@ from typing import Any, Final
 from engram.host_adapter import Host
 from engram.installer import command, jsonc
 from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_bytes, target_of
-from engram.installer.merge import FORMATS, Found, Ours, same_matcher
+from engram.installer.merge import FORMATS, Found, same_matcher
 from engram.installer.plan import (
     Options,
+    bare_ours,
     beside,
     config_path,
     desired_entries,
-    event_matchers,
     follow_symlinks,
     load,
     not_strict,
@@ -110,8 +110,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     except (OSError, UnicodeDecodeError) as exc:
         return make(exists=True, state="unreadable", problem=f"cannot read: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
-    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
-                matchers=event_matchers(host))
+    bare = bare_ours(host, matchers=True)
     try:
         document = load(host, text)
         if hasattr(fmt, "validate"):

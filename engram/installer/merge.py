@@ -59,6 +59,13 @@ class Ours:
     # The matcher engram's entry has on each event that has one: the user's own entry there
     # stands in for engram's only if it selects at least the same tools.
     matchers: tuple[tuple[str, str], ...] = ()
+    # Keys of the container the host reads as settings, not events (Gemini's `enabled`,
+    # `disabled`, `notifications` inside `hooks`): never walked as events, kept as they are.
+    settings: tuple[str, ...] = ()
+
+    def events(self, hooks: dict[str, Any]) -> list[str]:
+        """The keys of a hooks container that are events."""
+        return [key for key in hooks if key not in self.settings]
 
 
 @dataclass(frozen=True)
@@ -116,9 +123,12 @@ class _JsonFormat:
         the user's own form, not engram's (`uvx engram hook claude`, exec form, a shell
         around it): event -> that command. Kept as they are, and engram adds none beside."""
         hooks = document.get(ours.container) if isinstance(document, dict) else None
+        if not isinstance(hooks, dict):
+            return {}
         own: dict[str, str] = {}
         matchers = dict(ours.matchers)
-        for event, items in (hooks.items() if isinstance(hooks, dict) else ()):
+        for event in ours.events(hooks):
+            items = hooks[event]
             for item in items if isinstance(items, list) else ():
                 if self.grouped and isinstance(item, dict) and event in matchers and \
                         not covers(item.get("matcher"), matchers[event]):
@@ -169,8 +179,8 @@ class _JsonFormat:
             return
         _require(isinstance(hooks, dict), key, f"is a {type(hooks).__name__}, not an object",
                  f'make "{key}" an object of event names, e.g. "{key}": {{}}')
-        for event, items in hooks.items():
-            where = f"{key}.{event}"
+        for event in ours.events(hooks):
+            items, where = hooks[event], f"{key}.{event}"
             _require(isinstance(items, list), where, "is not a list", f'make "{where}" a list')
             for i, item in enumerate(items):
                 _require(isinstance(item, dict), f"{where}[{i}]", "is not an object",
@@ -286,7 +296,7 @@ class MatcherGroups(_JsonFormat):
         self.validate(document, ours)
         hooks = document.get(ours.container) or {}
         return [Found(event, group.get("matcher"), handler)
-                for event, groups in hooks.items() for group in groups
+                for event in ours.events(hooks) for group in hooks[event]
                 for handler in group.get("hooks", [])
                 if is_ours(handler.get("command"), ours.names)]
 
@@ -296,7 +306,7 @@ class MatcherGroups(_JsonFormat):
             return result
         desired = {e.event: e for e in wanted}
         placed: set[str] = set()
-        for event in list(hooks):
+        for event in ours.events(hooks):
             new_groups, event_touched = [], False
             for group in hooks[event]:
                 want = desired.get(event)
@@ -330,8 +340,8 @@ class FlatVersioned(_JsonFormat):
     def found(self, document: dict[str, Any], ours: Ours) -> list[Found]:
         self.validate(document, ours)
         hooks = document.get(ours.container) or {}
-        return [Found(event, None, handler) for event, handlers in hooks.items()
-                for handler in handlers if is_ours(handler.get("command"), ours.names)]
+        return [Found(event, None, handler) for event in ours.events(hooks)
+                for handler in hooks[event] if is_ours(handler.get("command"), ours.names)]
 
     def _apply(self, document: dict[str, Any], ours: Ours, wanted: tuple[Entry, ...]) -> dict[str, Any]:
         result, hooks = self._editable(document, ours, wanted)
@@ -339,7 +349,7 @@ class FlatVersioned(_JsonFormat):
             return result
         desired = {e.event: e for e in wanted}
         placed: set[str] = set()
-        for event in list(hooks):
+        for event in ours.events(hooks):
             kept, touched = _reconcile(hooks[event], event, desired.get(event), placed, ours)
             if touched:
                 if kept:

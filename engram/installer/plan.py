@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -137,12 +137,18 @@ def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
     """engram's side of the config file at `path` (the events another file of its layer
     already runs engram for, `covered`, get no entry)."""
     hook = command.hook_command(host.name, options.command_mode)
-    return Ours(names=host.names, entries=desired_entries(host, options, hook),
-                container=str(host.install.get("container", "hooks")),
-                wrapper=tuple((host.install.get("wrapper") or {}).items()),
-                plugin_text=plugin_text(host, hook),
-                covered=tuple(beside(host, path)) if path is not None else (),
-                matchers=event_matchers(host))
+    return replace(bare_ours(host, matchers=True), entries=desired_entries(host, options, hook),
+                   wrapper=tuple((host.install.get("wrapper") or {}).items()),
+                   plugin_text=plugin_text(host, hook),
+                   covered=tuple(beside(host, path)) if path is not None else ())
+
+
+def bare_ours(host: Host, matchers: bool = False) -> Ours:
+    """What finding engram's entries (and, with `matchers`, the user's own) in a host's file
+    needs: its names, its container and the settings in it that are not events."""
+    return Ours(names=host.names, container=str(host.install.get("container", "hooks")),
+                matchers=event_matchers(host) if matchers else (),
+                settings=tuple(str(k) for k in host.install.get("container_settings") or ()))
 
 
 def event_matchers(host: Host) -> tuple[tuple[str, str], ...]:
@@ -171,7 +177,7 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     entry is the user's own."""
     found: dict[str, tuple[Path, str]] = {}
     tomllib = _toml_reader()
-    container = str(host.install.get("container", "hooks"))
+    ours = bare_ours(host)
     matchers = dict(event_matchers(host))
     for name in host.install.get("hooks_also_in") or ():
         other = path.parent / str(name)
@@ -181,8 +187,9 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
             # absent, unreadable, not TOML, or nested past the stack of Python's TOML reader
             # (it recurses per array: 5,000 `[` do it): the host reports the bad ones itself
             continue
-        hooks = data.get(container)
-        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        hooks = data.get(ours.container)
+        for event in (ours.events(hooks) if isinstance(hooks, dict) else ()):
+            groups = hooks[event]
             for group in groups if isinstance(groups, list) else ():
                 handlers = group.get("hooks") if isinstance(group, dict) else None
                 if isinstance(group, dict) and event in matchers and \
@@ -313,13 +320,11 @@ def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     found = beside(host, path)
     if not hasattr(fmt, "own_entries"):
         return found
-    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")),
-                matchers=event_matchers(host))
     try:
         document = load(host, read_config_bytes(target_of(path)).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return found
-    for event, command_text in fmt.own_entries(document, bare).items():
+    for event, command_text in fmt.own_entries(document, bare_ours(host, matchers=True)).items():
         found.setdefault(event, (path, command_text))
     return found
 
@@ -327,8 +332,7 @@ def own_entries(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
 def installed(host: Host, path: Path) -> list[Found] | None:
     """Our entries in a config file; None when it is absent or unreadable."""
     fmt = FORMATS[host.install["format"]]
-    bare = Ours(names=host.names, container=str(host.install.get("container", "hooks")))
     try:
-        return fmt.found(load(host, read_config_bytes(target_of(path)).decode("utf-8")), bare)
+        return fmt.found(load(host, read_config_bytes(target_of(path)).decode("utf-8")), bare_ours(host))
     except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
         return None
