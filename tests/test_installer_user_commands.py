@@ -54,6 +54,8 @@ USERS = [
     "command -v engram >/dev/null 2>&1 && exec engram hook claude --quiet || true",
     "command -v engram-hook >/dev/null 2>&1 && exec engram-hook claude; true",
     "engram hook claude 'unbalanced",
+    'set "GITHUB_TOKEN=x" && C:\\venv\\Scripts\\engram.exe hook claude',
+    '"C:/Program Files/engram/Scripts/engram.exe" hook claude 2>NUL',
 ]
 
 
@@ -87,6 +89,9 @@ def _engram_forms(host: str) -> list[str]:
             f"/v/bin/engram-hook {host}", f"/v/bin/python3 -I -S /v/bin/engram-hook {host}",
             f"/usr/bin/python3 -m engram hook {host}", f"engram agent-hook --host {host}",
             command.hook_command(host, "path"),
+            # Windows: a path with backslashes, and one `quote` puts in double quotes
+            f"C:\\venv\\Scripts\\engram.exe hook {host}",
+            f'"C:/Program Files/engram/Scripts/engram.exe" hook {host}',
             f"command -v engram >/dev/null 2>&1 && exec engram hook {host} || true"]
 
 
