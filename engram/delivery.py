@@ -225,6 +225,17 @@ def join_workspace(host: str, context_id: str, location: str) -> None:
         os.close(fd)
 
 
+def session_used(host: str, context_id: str, now: float) -> None:
+    """Date the session's list of workspaces by its last use (the sweep keeps it while any
+    record it ties together may be trusted), coarsely: at most once a TOUCH_SECONDS."""
+    path = _session_file(host, context_id)
+    try:
+        if now - os.stat(path).st_mtime > TOUCH_SECONDS:
+            os.utime(path, (now, now))
+    except OSError:
+        pass  # no list (a damaged one is left alone): nothing to keep
+
+
 def peek_document(path: str) -> dict[str, Any]:
     """Another workspace's cache, read without its lock (it is only ever replaced whole);
     empty when missing or damaged (its own next call sets a damaged one aside)."""

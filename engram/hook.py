@@ -396,6 +396,8 @@ class HookCall:
         places = delivery.workspaces_of(event.host, event.context_id)
         if places is not None and here not in places:
             delivery.join_workspace(event.host, event.context_id, here)
+        if places:
+            delivery.session_used(event.host, event.context_id, time.time())
         return places
 
     def _delivered_elsewhere(self, places: list[str] | None) -> set[str]:

@@ -63,6 +63,17 @@ def resumed(client: str, ws: Path) -> list[str]:
     return sent_ids(text)
 
 
+def nested_with_global_card(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A nested repository with no memory of its own, and a card of the user's global memory
+    (`reviews`) that both workspaces route."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    (global_dir / "reviews.md").write_text(
+        "---\ntitle: Code reviews\ntags: [reviews]\n---\nTwo approvals before merging.\n")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    return make_workspace(ws / "vendor" / "lib", {})
+
+
 @pytest.mark.parametrize("client", HOSTS)
 def test_a_session_the_ttl_evicted_gets_nothing_again_when_resumed(ws: Path, clock: Clock,
                                                                   client: str) -> None:
@@ -168,18 +179,33 @@ def test_a_card_sent_in_a_workspace_whose_cache_evicted_the_record_is_not_sent_a
     """A card of the user's global memory the session was sent in a nested repository, whose
     cache has since evicted the session's record (other sessions there): back in the
     workspace it is still in the context."""
-    global_dir = tmp_path / "global"
-    global_dir.mkdir()
-    (global_dir / "reviews.md").write_text(
-        "---\ntitle: Code reviews\ntags: [reviews]\n---\nTwo approvals before merging.\n")
-    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    inner = nested_with_global_card(ws, tmp_path, monkeypatch)
     monkeypatch.setattr(delivery, "MAX_SESSIONS", 2)
-    inner = make_workspace(ws / "vendor" / "lib", {})
     start(client, ws, "startup")
     prompt(client, ws, "hello")  # Gemini CLI: the start's cards come with the first prompt
     assert "reviews" in sent_ids(prompt(client, inner, "how do code reviews work?"))
     for number in range(3):
         clock.advance(120)
         prompt(client, inner, "how do code reviews work?", session=f"other{number}")
+    back = prompt(client, ws, "how do code reviews work?")
+    assert sent_ids(back) == [] and already(back) == ["reviews"]
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_session_in_use_keeps_its_list_of_workspaces(ws: Path, clock: Clock, client: str,
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session used every week for longer than the list of its workspaces is kept after
+    its last change: the list is dated by the session's last use, not by the day it reached
+    its last workspace, so a card it has from one workspace is not sent again in the other."""
+    inner = nested_with_global_card(ws, tmp_path, monkeypatch)
+    start(client, ws, "startup")
+    prompt(client, ws, "hello")
+    assert "reviews" in sent_ids(prompt(client, inner, "how do code reviews work?"))
+    for _week in range(6):  # the session works in both every few days, for 36 days
+        clock.advance(6 * DAY)
+        prompt(client, ws, "how do we cut a release?")
+        prompt(client, inner, "hello")
+        delivery.sweep_reset_markers(time.time())  # another workspace's hook, a write in 32
     back = prompt(client, ws, "how do code reviews work?")
     assert sent_ids(back) == [] and already(back) == ["reviews"]
