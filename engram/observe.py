@@ -285,13 +285,34 @@ class _Run:
             self.inbox_used += 1
             return make(status="would-save", inbox=relative)
         session_queue.ensure_ignored(self.memory_dir)
-        fileio.atomic_write_bytes(path, evidence.data, mode=0o444)
+        _make_private(self.memory_dir)
+        fileio.atomic_write_bytes(path, evidence.data, mode=0o400)
         if not wrapper.exists():
             text = promote.render_wrapper(evidence, observed=self.now.isoformat().replace("+00:00", "Z"),
                                 wrapper_path=relative, existing=self.existing_cards())
-            fileio.atomic_write_text(wrapper, text, mode=0o644)
+            fileio.atomic_write_text(wrapper, text, mode=0o600)
         self.inbox_used += 1
         return make(status="saved", inbox=relative)
+
+
+# What a session said (its secrets redacted, its words and file names kept) is the user's own:
+# traces and inbox notes are readable by their owner alone, in folders only the owner opens.
+_PRIVATE_FOLDERS: Final = ("traces", "inbox")
+
+
+def _make_private(memory_dir: Path) -> None:
+    """Create the traces and inbox folders 0700 and take group and other bits off them and
+    their files (an older engram wrote traces 0444 and notes 0644 in 0755 folders)."""
+    for name in _PRIVATE_FOLDERS:
+        folder = memory_dir / name
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for path in (folder, *folder.iterdir()):
+            try:
+                info = path.lstat()
+                if info.st_mode & 0o077 and info.st_uid == os.getuid() and not stat.S_ISLNK(info.st_mode):
+                    os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+            except OSError:
+                continue  # a file going away, or one that is not ours: left as it is
 
 
 def drain_queue(workspace: Workspace, *, dry_run: bool = False, limit: int | None = None,

@@ -200,7 +200,10 @@ def is_secret_name(name: str) -> bool:
     # A bare `key` is a dict key, a sort key, a cache key... only a compound one is secret.
     if last == "key" and len(words) >= 2:
         return True
-    return last in ("apikey", "secretkey", "accesskey", "privatekey", "authtoken")
+    if last in ("apikey", "secretkey", "accesskey", "privatekey", "authtoken"):
+        return True
+    # One word of run-together ones (`identitytoken` in Docker's config.json, `clientsecret`).
+    return len(words) == 1 and len(last) > 7 and last.endswith(("token", "secret"))
 
 
 _SEPARATORS: Final = re.compile(r"[_\-. ]")
@@ -221,7 +224,14 @@ def is_wordy(value: str) -> bool:
     return all(_WORD_PIECE.fullmatch(piece) for piece in pieces)
 
 
+# A Kubernetes bootstrap token (`kubeadm join --token abcdef.0123456789abcdef`, a kubeconfig's
+# `token:`): its dot makes it look like a code reference.
+_KUBE_BOOTSTRAP: Final = re.compile(r"[a-z0-9]{6}\.[a-z0-9]{16}")
+
+
 def _is_secret_value(name: str, value: str) -> bool:
+    if _KUBE_BOOTSTRAP.fullmatch(value) and any(c.isdigit() for c in value):
+        return True
     if value[0] == "/" and _AWS_SECRET.fullmatch(value) and _classes(value) >= 3 and (
             "secretaccesskey" in _SEPARATORS.sub("", name.lower())
             or ("secret" in name.lower() and "/" not in value[1:])):
@@ -287,7 +297,23 @@ string text bytes secret
 """.split())
 
 
-def _is_password_value(value: str, quoted: bool) -> bool:
+def _is_stand_in(value: str) -> bool:
+    """Where the form itself says the value is a password (`mysql -pX`, `sshpass -p X`,
+    `.pgpass`, `.netrc`, `PGPASSWORD=X`), only what stands for one is not: a placeholder
+    word, a variable, a marker, one character repeated. A real password may be short and of
+    one class (`abc`, `swordfish`)."""
+    stripped = value.strip("\"'`")
+    lowered = stripped.lower()
+    return not stripped or lowered in _PLACEHOLDERS or stripped.startswith(MARKER_PREFIX) \
+        or stripped[0] in "<$%{[(-" or "${" in stripped or "{{" in stripped \
+        or any(word in lowered for word in _PLACEHOLDER_WORDS) or len(set(lowered)) == 1 \
+        or lowered.startswith(("your-", "your_", "<", "...")) or lowered in ("stdin", "-")
+
+
+def _is_password_value(value: str, quoted: bool, strong: bool = False) -> bool:
+    """`strong`: the form says this is a password (see `_is_stand_in`)."""
+    if strong:
+        return not _is_stand_in(value) and "(" not in value
     if is_placeholder(value) or value[0] in "/~." or "://" in value or value.startswith("-"):
         return False
     if _CODE_REFERENCE.fullmatch(value) or "{" in value or "$" in value:
@@ -308,9 +334,24 @@ def _is_password_value(value: str, quoted: bool) -> bool:
 # A password passed on a command line: `--password X`, `--pass=X`, `--pwd X`, and a curl-style
 # `-u user:password` / `--user user:password`.
 _FLAG_PASSWORD: Final = re.compile(
-    r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd)(?:=|[ \t]{1,4})"
+    r"(?i)(?<![\w-])--?(?:[a-z]{1,12}-)?(?:store|key|src|dest|new)?(?:password|passwd|pass|pwd|passphrase)"
+    r"(?:=|[ \t]{1,4})"
     r"(?:\"([^\"\n]{1,256})\"|'([^'\n]{1,256})'|([^\s\"'`;|&]{1,256}))"
 )
+# `--token X`, `--api-key X`, `--client-secret=X` (`kubeadm join --token ...`).
+_TOKEN_FLAG: Final = re.compile(
+    r"(?i)(?<![\w-])--(?:[a-z]{1,12}-){0,2}(?:token|secret|api-?key|access-key|secret-key)"
+    r"(?:=|[ \t]{1,4})[\"']?([^\s\"'`;|&]{8,512})")
+# openssl's `-passin pass:X` / `-passout pass:X` / `-pass pass:X` (`env:`, `file:` name
+# where the password is, not the password).
+_OPENSSL_PASS: Final = re.compile(r"(?<![\w-])-pass(?:in|out)?[ \t]{1,4}pass:([^\s\"'`;|&]{1,256})")
+# Tools whose `-p` (glued or not) is the password: sshpass, `docker login` and its kin;
+# redis-cli's `-a`.
+_P_FLAG_COMMAND: Final = re.compile(
+    r"(?i)\b(?:sshpass|(?:docker|podman|buildah|skopeo|nerdctl|oras)[ \t]{1,4}login|redis-cli)\b"
+    r"[^\n|;&]{0,300}")
+_P_FLAG: Final = re.compile(
+    r"(?<![\w-])-[pa](?:[ \t]{1,4})?(?:\"([^\"\n]{1,256})\"|'([^'\n]{1,256})'|([^\s\"'`;|&-][^\s\"'`;|&]{0,255}))")
 _USER_FLAG: Final = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:=|[ \t]{1,4})[\"']?[^\s:\"'/@]{1,64}:([^\s\"'`@/;|&]{6,256})"
 )
@@ -333,11 +374,29 @@ _BASIC_AUTH: Final = re.compile(r"(?i:\bbasic)[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0
 
 def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
     lowered = text.lower()
-    if "-pass" in lowered or "-pwd" in lowered:
+    if "pass" in lowered or "-pwd" in lowered:
         for match in _FLAG_PASSWORD.finditer(text):
             group = next(g for g in (1, 2, 3) if match.group(g) is not None)
-            if _is_password_value(match.group(group), group != 3):
+            value = match.group(group)
+            if _is_password_value(value, group != 3, strong=not value.startswith(
+                    ("env:", "file:", "fd:", "pass:"))):
                 yield "assigned-secret", match.start(group), match.end(group)
+        if "pass:" in text:
+            for match in _OPENSSL_PASS.finditer(text):
+                if _is_password_value(match.group(1), False, strong=True):
+                    yield "assigned-secret", match.start(1), match.end(1)
+    if "--" in text and ("token" in lowered or "secret" in lowered or "key" in lowered):
+        for match in _TOKEN_FLAG.finditer(text):
+            if _is_secret_value("token", match.group(1)):
+                yield "assigned-secret", match.start(1), match.end(1)
+    if "sshpass" in lowered or "login" in lowered or "redis-cli" in lowered:
+        for command in _P_FLAG_COMMAND.finditer(text):
+            for match in _P_FLAG.finditer(text, command.start(), command.end()):
+                if (match.group(0)[1] == "a") != command.group(0).lower().startswith("redis"):
+                    continue  # redis-cli's password is `-a` (its `-p` is the port)
+                group = next(g for g in (1, 2, 3) if match.group(g) is not None)
+                if _is_password_value(match.group(group), group != 3, strong=True):
+                    yield "assigned-secret", match.start(group), match.end(group)
     if "-u " in text or "-u\t" in text or "--user" in text:
         for match in _USER_FLAG.finditer(text):
             value = match.group(1)
@@ -347,11 +406,13 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
         for command in _MYSQL_COMMAND.finditer(text):
             for match in _MYSQL_GLUED_P.finditer(text, command.start(), command.end()):
                 group = next(g for g in (1, 2, 3) if match.group(g) is not None)
-                if _is_password_value(match.group(group), group != 3):
+                if _is_password_value(match.group(group), group != 3, strong=True):
                     yield "assigned-secret", match.start(group), match.end(group)
     if text.count(":") >= 4 and _PGPASS_PORT.search(text):
         for match in _PGPASS.finditer(text):
-            if _is_password_value(match.group(1), False) and _classes(match.group(1)) >= 2:
+            # A host of digits alone is a time or an address (`2024:01:02:03:04`), not a host.
+            host = match.group(0).split(":", 1)[0]
+            if not host.isdigit() and _is_password_value(match.group(1), False, strong=True):
                 yield "url-password", match.start(1), match.end(1)
     if "basic" in lowered:
         for match in _BASIC_AUTH.finditer(text):
@@ -368,8 +429,9 @@ _NEXT_LINE_VALUE: Final = re.compile(
     r"(?m)^(?=[ \t]{0,40}[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}:[ \t]{0,4}\r?\n"
     r"[ \t]{1,40}[\"']?([^\s\"'`:#-][^\s\"'`]{0,511})[\"']?[ \t]{0,4}\r?$)")
 # `.netrc`; a Dockerfile's `ENV NAME value`; prose that says what the password is.
-_NETRC: Final = re.compile(r"(?i)\bmachine[ \t]+\S{1,256}\s{1,8}login[ \t]+\S{1,256}\s{1,8}"
-                           r"password[ \t]+([^\s]{4,256})")
+_NETRC: Final = re.compile(r"(?im)(?:\bmachine[ \t]+\S{1,256}|^[ \t`]{0,8}default)"
+                           r"(?:\s{1,8}(?:login|account|port)[ \t]+\S{1,256}){1,3}\s{1,8}"
+                           r"password[ \t]+([^\s]{1,256})")
 _DOCKER_ENV: Final = re.compile(r"(?m)^[ \t]{0,8}ENV[ \t]+([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]+"
                                 r"[\"']?([^\s\"'=]{1,512})[\"']?[ \t]*\r?$")
 _PROSE_SECRET: Final = re.compile(
@@ -415,9 +477,9 @@ def _split_secrets(text: str) -> Iterator[tuple[str, int, int]]:
             if is_secret_name(name) and (_is_password_value(value, False) if "pass" in name.lower()
                                          else _is_secret_value(name, value)):
                 yield "assigned-secret", pair.start(2), pair.end(2)
-    if "machine" in lowered:
+    if "machine" in lowered or "default" in lowered:
         for match in _NETRC.finditer(text):
-            if _is_password_value(match.group(1), False):
+            if _is_password_value(match.group(1), False, strong=True):
                 yield "assigned-secret", match.start(1), match.end(1)
     if "ENV " in text:
         for match in _DOCKER_ENV.finditer(text):
@@ -469,7 +531,9 @@ def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
 
 # Encoded once: a token base64-, hex- or percent-encoded is the token to anyone who decodes it.
 # A hex run is a base64 run too: one scan finds both, and the run's letters say which it is.
-_BASE64_RUN: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,4000}={0,2}(?![A-Za-z0-9+/=_-])")
+# Up to 16,000 characters: a kubeconfig's `client-key-data` holds a 4096-bit key's PEM text
+# in one line of about 4,300.
+_BASE64_RUN: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,16000}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
 _PERCENT_ESCAPE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _WORD_END: Final = re.compile(r"[\s\"'`<>]")
@@ -490,21 +554,47 @@ def _percent_runs(text: str) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
+def _base64_bytes(run: str) -> bytes | None:
+    import binascii
+
+    padded = run + "=" * (-len(run.rstrip("=")) % 4) if "=" not in run else run
+    try:
+        return binascii.a2b_base64(padded.replace("-", "+").replace("_", "/"))
+    except ValueError:
+        return None
+
+
+def _is_private_key_der(data: bytes) -> bool:
+    """The binary body of a private key, its PEM header gone: an OpenSSH key, or DER that opens
+    with a SEQUENCE and the version INTEGER 0 or 1 followed by what only a private key holds
+    there (PKCS#1 RSA and DSA: an INTEGER; PKCS#8: the algorithm's SEQUENCE; SEC1 EC: an
+    OCTET STRING). A certificate or a public key opens with a SEQUENCE inside the first."""
+    if data.startswith(b"openssh-key-v1\x00"):
+        return True
+    if len(data) < 32 or data[0] != 0x30:
+        return False
+    size = data[1]
+    offset = 2 + (size & 0x7F if size & 0x80 else 0)
+    if size & 0x80 and not 1 <= size & 0x7F <= 3:
+        return False
+    return data[offset:offset + 2] == b"\x02\x01" and data[offset + 2] in (0, 1) \
+        and data[offset + 3] in (0x02, 0x30, 0x04)
+
+
 def _decoded_text(run: str, how: str) -> str | None:
     """`run` decoded (base64, standard or URL-safe; hex; percent-encoding) when that gives
     printable text, else None (random bytes: a hash, an image, not an encoded secret)."""
-    import binascii
-
     try:
         if how == "hex":
-            data = bytes.fromhex(run)
+            data: bytes | None = bytes.fromhex(run)
         elif how == "percent":
             from urllib.parse import unquote
 
             return unquote(run, errors="strict") if len(run) < 4000 else None
         else:
-            padded = run + "=" * (-len(run.rstrip("=")) % 4) if "=" not in run else run
-            data = binascii.a2b_base64(padded.replace("-", "+").replace("_", "/"))
+            data = _base64_bytes(run)
+        if data is None:
+            return None
         decoded = data.decode("ascii")
     except (ValueError, UnicodeDecodeError):
         return None
@@ -557,7 +647,14 @@ def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]
         runs += [("percent", start, end) for start, end in _percent_runs(text)]
     for how, start, end in runs:
         run = text[start:end]
-        decoded = _decoded_text(_WHITESPACE.sub("", run) if "\n" in run else run, how)
+        joined = _WHITESPACE.sub("", run) if "\n" in run else run
+        if how == "base64" and len(joined) >= 44 and joined[:2] in ("MI", "MH", "MG", "MF", "ME", "MD",
+                                                                   "MC", "b3"):
+            data = _base64_bytes(joined[:64])
+            if data is not None and _is_private_key_der(data):
+                yield "private-key", start, end
+                continue
+        decoded = _decoded_text(joined, how)
         if decoded is None or decoded == run:
             continue
         found = next(_scan_plain(decoded), None)
@@ -567,13 +664,42 @@ def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]
             yield found[0], start, end
 
 
+# An environment variable that is a password (`PGPASSWORD=abc psql`, `DB_PASS=abc`): the name
+# in capitals ends in the password word; not a setting about passwords
+# (`MYSQL_ALLOW_EMPTY_PASSWORD=yes`, `PASSWORD_MIN_LENGTH=8`).
+_ENV_PASSWORD_NAME: Final = re.compile(r"[A-Z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)")
+_NOT_A_PASSWORD_WORDS: Final = ("ALLOW", "EMPTY", "RANDOM", "GENERATE", "LENGTH", "MIN", "MAX",
+                                "HASH", "RESET", "POLICY", "FILE", "TIMEOUT", "EXPIR", "ROUNDS")
+# An INI section header (`[client]` in `.my.cnf`, `[global]` in pip.conf): a `password = x`
+# line under one is the password, however short.
+_INI_SECTION: Final = re.compile(r"(?m)^[ \t`>]{0,8}\[[A-Za-z0-9_. :-]{1,64}\][ \t]*\r?$")
+
+
+def _says_password(text: str, match: re.Match[str], group: int) -> bool:
+    """True when the form of the assignment says its value is the password: an environment
+    variable's (`PGPASSWORD=abc`), or an INI line's (`password=abc` under `[client]`)."""
+    name = match.group(1)
+    sign = text[match.end(1):match.start(group)].strip("\"' \t")
+    if sign != "=":
+        return False
+    if _ENV_PASSWORD_NAME.fullmatch(name) and text[match.end(1)] == "=" and not any(
+            word in name for word in _NOT_A_PASSWORD_WORDS):
+        return True
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    line_end = text.find("\n", match.end(group))
+    line_end = len(text) if line_end < 0 else line_end
+    return not text[line_start:match.start()].strip() and not text[match.end(group):line_end].strip() \
+        and _INI_SECTION.search(text, 0, line_start) is not None
+
+
 def _pass_assignments(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
     for match in _PASS_ASSIGNMENT.finditer(text, start, end):
         if not is_secret_name(match.group(1)):
             continue
         group = next(g for g in (2, 3, 4) if match.group(g) is not None)
         value = match.group(group)
-        if _is_password_value(value, group != 4):
+        if _is_password_value(value, group != 4) or len(value) < 6 and _says_password(
+                text, match, group) and _is_password_value(value, group != 4, strong=True):
             yield "assigned-secret", match.start(group), match.end(group)
 
 

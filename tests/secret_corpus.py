@@ -172,6 +172,30 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("upper-cased-shopify-token", None, ("shpat_" + p(HEX, 32)).upper()),
         ("upper-cased-github-token", None, ("ghp_" + p(ALNUM, 36)).upper()),
         ("upper-cased-digitalocean-token", None, ("dop_v1_" + p(HEX, 64)).upper()),
+        # Credential files whose format says what the password is, whatever it looks like:
+        # one class of characters, or short.
+        ("pgpass-single-class", None, p(LOWER, 9)),
+        ("netrc-one-line-short", None, p(LOWER + DIGITS, 4)),
+        ("netrc-default-entry", None, p(ALNUM, 10)),
+        ("my-cnf-short", None, p(LOWER, 5)),
+        ("git-credentials-short", None, p(LOWER, 4)),
+        ("docker-config-identity-token", None, p(ALNUM, 32)),
+        ("npmrc-auth-token-uuid", None, "-".join(p(HEX, n) for n in (8, 4, 4, 4, 12))),
+        ("pip-conf-index-url", None, p(LOWER, 8)),
+        ("kube-bootstrap-token", None, p(LOWER + DIGITS, 6) + "." + p(LOWER + DIGITS, 16)),
+        ("kube-client-key-data-4096", None, base64.b64encode(
+            ("-----BEGIN RSA PRIVATE KEY-----\n" + _wrapped(p(B64, 3200), 64)
+             + "\n-----END RSA PRIVATE KEY-----\n").encode()).decode()),
+        ("private-key-body-without-header", None, _wrapped(base64.b64encode(
+            bytes.fromhex("308204a40201000282010100") + rng.randbytes(300)).decode(), 64)),
+        ("private-key-in-json-escapes", None, p(B64, 64)),
+        # Passwords on a command line under 6 characters, in any class.
+        ("mysql-glued-p-short", None, p(LOWER, 3)),
+        ("sshpass-p-short", None, p(LOWER, 3)),
+        ("password-flag-short", None, p(LOWER, 3)),
+        ("pgpassword-env-short", None, p(LOWER, 3)),
+        ("docker-login-p-short", None, p(LOWER + DIGITS, 5)),
+        ("openssl-passout", None, p(LOWER, 5)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -217,6 +241,25 @@ _CONTEXTS = {
     "password-in-a-sentence": "The staging password is {} until Friday.",
     "docker-config-auth": '{{"auths": {{"registry.example.com": {{"auth": "{}"}}}}}}',
     "azure-sas-signature": "https://acct.blob.core.windows.net/c?sv=2022-11-02&se=2026-12-31&sp=r&sig={}",
+    "pgpass-single-class": "db.internal:5432:app:deploy:{}",
+    "netrc-one-line-short": "machine api.example.com login deploy password {}",
+    "netrc-default-entry": "default login anonymous password {}",
+    "my-cnf-short": "[client]\nuser=root\npassword={}\nhost=db.internal",
+    "git-credentials-short": "https://deploy:{}@git.example.com",
+    "docker-config-identity-token": '{{"auths": {{"r.example.com": {{"identitytoken": "{}"}}}}}}',
+    "npmrc-auth-token-uuid": "//registry.npmjs.org/:_authToken={}",
+    "pip-conf-index-url": "[global]\nindex-url = https://deploy:{}@pypi.example.com/simple",
+    "kube-bootstrap-token": "users:\n- name: kubelet\n  user:\n    token: {}",
+    "kube-client-key-data-4096": "users:\n- name: admin\n  user:\n    client-key-data: {}",
+    "private-key-body-without-header": "the deploy key, pasted without its header:\n{}\n",
+    "private-key-in-json-escapes": '{{"type": "service_account", "private_key": "-----BEGIN PRIVATE '
+                                   'KEY-----\\n{}\\n-----END PRIVATE KEY-----\\n"}}',
+    "mysql-glued-p-short": "mysql -u root -p{} app",
+    "sshpass-p-short": "sshpass -p {} ssh deploy@db.internal",
+    "password-flag-short": "tool login --password {} --user deploy",
+    "pgpassword-env-short": "PGPASSWORD={} psql -h db.internal -U deploy app",
+    "docker-login-p-short": "docker login -u deploy -p {} registry.example.com",
+    "openssl-passout": "openssl genrsa -aes256 -passout pass:{} -out key.pem 4096",
 }
 
 

@@ -398,3 +398,26 @@ def test_symlinks_planted_in_the_memory_folder_are_not_written_through(
     before = _queued(workspace)
     _queue(workspace, "/t/new.jsonl", session="new")  # the hook refuses quietly as well
     assert _queued(workspace) == before
+
+
+def test_traces_and_inbox_notes_are_readable_by_their_owner_alone(
+        workspace: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trace and its inbox note hold what was said in a session (its secrets redacted, the
+    rest not): private to the user, like the index, not 0444/0644 in a 0755 folder. A trace
+    or note an older engram left readable by all is made private at the next observe."""
+    memory = workspace / ".agents" / ".engram"
+    (memory / "traces").mkdir(parents=True)
+    (memory / "traces").chmod(0o755)
+    old = memory / "traces" / "tr-claude-000000000000000000000000.jsonl"
+    old.write_text("{}\n", encoding="utf-8")
+    old.chmod(0o444)
+    source = _place(isolated_dirs, "claude", CLAUDE.name, CLAUDE.read_bytes())
+    _queue(workspace, source)
+    result = _observe_json(workspace, capsys)["results"][0]
+    trace = memory / "traces" / f"{result['trace']}.jsonl"
+    note = workspace / result["inbox"]
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o400
+    assert stat.S_IMODE(note.stat().st_mode) == 0o600
+    for folder in (memory / "traces", memory / "inbox"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE(old.stat().st_mode) == 0o400

@@ -105,6 +105,13 @@ https://jane.doe@example.com/x and https://build-bot@ci.example.com/ and mailto:
 Пароль хранится в Vault; ключ API: см. раздел 2; Ρυθμίσεις: κλειδί API στο Vault
 GHP_TOKEN_FILE=~/.gh; SK-II skincare; GLSL and OpenGL; NPM_CONFIG_REGISTRY; HF_HOME=/data
 src/app.py:12:5: E501 line too long; at 12:30:45:120 ms; fe80::1ff:fe23:4567:890a
+MYSQL_ALLOW_EMPTY_PASSWORD=yes MYSQL_RANDOM_ROOT_PASSWORD=1 PASSWORD_MIN_LENGTH=8
+conn = connect(user=user, password=pw); password=abc (not in an INI section)
+echo "$TOKEN" | docker login -u deploy --password-stdin ghcr.io; docker login -p "$TOKEN" r.io
+openssl rsa -passin env:KEY_PASS -passout file:pass.txt; sshpass -p "$PASS" ssh h; sshpass -e ssh h
+redis-cli -h cache -p 6379 ping; redis-cli -a "$REDIS_PASSWORD"; kubeadm join --token $TOKEN
+Set the default password for encrypted files; each machine has password rotation.
+at 2024:01:02:03:04 the job ran; --api-key ${{ secrets.API_KEY }}; --token <token>
 """
 
 
