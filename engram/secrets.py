@@ -162,6 +162,13 @@ def _looks_random(token: str) -> bool:
     return has_digit and ((has_upper and has_lower) or (len(token) >= 32 and (has_lower or has_upper)))
 
 
+def _holds_placeholder_word(lowered: str) -> bool:
+    """`lowered` holds a word that makes it an example; `xxxx` only when the x's are a
+    third of it (`AKIAxxxxxxxxxxxxxxxx`, `xxxx-1234`): a generated token may hold four by chance."""
+    return any(word in lowered for word in _PLACEHOLDER_WORDS[:-1]) or (
+        "xxxx" in lowered and lowered.count("x") * 3 >= len(lowered))
+
+
 def is_placeholder(value: str) -> bool:
     """Values that only stand for a secret: `changeme`, `<token>`, `${VAR}`, `xxxx`, `***`,
     an earlier redaction marker."""
@@ -171,7 +178,7 @@ def is_placeholder(value: str) -> bool:
         return True
     if stripped[0] in "<$%{[(" or "process.env" in stripped or "${" in stripped or "{{" in stripped:
         return True
-    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+    if _holds_placeholder_word(lowered):
         return True  # Password123, a-dummy-value, PLACEHOLDER_TOKEN
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, 00000000, abababab
         return True
@@ -306,7 +313,7 @@ def _is_stand_in(value: str) -> bool:
     lowered = stripped.lower()
     return not stripped or lowered in _PLACEHOLDERS or stripped.startswith(MARKER_PREFIX) \
         or stripped[0] in "<$%{[(-" or "${" in stripped or "{{" in stripped \
-        or any(word in lowered for word in _PLACEHOLDER_WORDS) or len(set(lowered)) == 1 \
+        or _holds_placeholder_word(lowered) or len(set(lowered)) == 1 \
         or lowered.startswith(("your-", "your_", "<", "...")) or lowered in ("stdin", "-")
 
 
@@ -342,6 +349,11 @@ _FLAG_PASSWORD: Final = re.compile(
 _TOKEN_FLAG: Final = re.compile(
     r"(?i)(?<![\w-])--(?:[a-z]{1,12}-){0,2}(?:token|secret|api-?key|access-key|secret-key)"
     r"(?:=|[ \t]{1,4})[\"']?([^\s\"'`;|&]{8,512})")
+# Words after a password flag in prose about it, not a value given to it.
+_FLAG_PROSE: Final = frozenset("""
+a an and as at by for from if in instead is it of on only or the then to when with option
+options flag flags argument parameter switch value
+""".split())
 # openssl's `-passin pass:X` / `-passout pass:X` / `-pass pass:X` (`env:`, `file:` name
 # where the password is, not the password).
 _OPENSSL_PASS: Final = re.compile(r"(?<![\w-])-pass(?:in|out)?[ \t]{1,4}pass:([^\s\"'`;|&]{1,256})")
@@ -378,6 +390,8 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
         for match in _FLAG_PASSWORD.finditer(text):
             group = next(g for g in (1, 2, 3) if match.group(g) is not None)
             value = match.group(group)
+            if group == 3 and value.rstrip(".,:)").lower() in _FLAG_PROSE:
+                continue  # "set it with --password or -p", "the --password option"
             if _is_password_value(value, group != 3, strong=not value.startswith(
                     ("env:", "file:", "fd:", "pass:"))):
                 yield "assigned-secret", match.start(group), match.end(group)
@@ -429,7 +443,7 @@ _NEXT_LINE_VALUE: Final = re.compile(
     r"(?m)^(?=[ \t]{0,40}[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}:[ \t]{0,4}\r?\n"
     r"[ \t]{1,40}[\"']?([^\s\"'`:#-][^\s\"'`]{0,511})[\"']?[ \t]{0,4}\r?$)")
 # `.netrc`; a Dockerfile's `ENV NAME value`; prose that says what the password is.
-_NETRC: Final = re.compile(r"(?im)(?:\bmachine[ \t]+\S{1,256}|^[ \t`]{0,8}default)"
+_NETRC: Final = re.compile(r"(?i)(?:\bmachine[ \t]+\S{1,256}|\bdefault)"
                            r"(?:\s{1,8}(?:login|account|port)[ \t]+\S{1,256}){1,3}\s{1,8}"
                            r"password[ \t]+([^\s]{1,256})")
 _DOCKER_ENV: Final = re.compile(r"(?m)^[ \t]{0,8}ENV[ \t]+([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]+"
@@ -503,8 +517,13 @@ def _split_secrets(text: str) -> Iterator[tuple[str, int, int]]:
                 yield "azure-sas-signature", match.start(1), match.end(1)
 
 
-_TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.-]{1,300}")
-_LINE_START: Final = re.compile(r"\n[ \t]{0,40}(?=[A-Za-z0-9_+/=.-]{4})")
+_TOKEN_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.:-]{1,300}")
+_LINE_START: Final = re.compile(r"\n[ \t>]{0,40}(?=[A-Za-z0-9_+/=.-]{4})")
+# The next line going on with token characters, however few (a wrapped key's last piece).
+_NEXT_LINE: Final = re.compile(r"\r?\n[ \t>]{0,40}(?=[A-Za-z0-9_+/=.-])")
+
+
+_WRAP_LINES: Final = 12
 
 
 def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
@@ -519,14 +538,46 @@ def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
         if head_run is None or tail_run is None:
             continue
         head, tail = head_run.group(0)[::-1], tail_run.group(0)
-        joined = head + tail
-        if len(head) < 4 or len(joined) < 16 or not any(c.isdigit() or c.isupper() for c in joined) \
-                or not _might_hold(joined):
-            continue
-        for kind, hit_start, hit_end in _scan_plain(joined):
-            if hit_start < len(head) < hit_end:  # the secret spans the cut
-                yield kind, before - len(head), tail_run.end()
+        # The two joined, and while the tail is its line whole, the next lines' too (a key cut
+        # at a narrow width: `A` / `KIA...` / `SIG`; `d` / `da74...` / `...781-` / `us20`).
+        chain, ends = [head + tail], [tail_run.end()]
+        while len(chain) < _WRAP_LINES and len(chain[-1]) < _WRAP_CHARS:
+            gap = _NEXT_LINE.match(text, ends[-1])
+            more = _TOKEN_RUN.match(text, gap.end()) if gap else None
+            if more is None:
                 break
+            chain.append(chain[-1] + more.group(0))
+            ends.append(more.end())
+        if len(chain[-1]) < 16 or not any(c.isdigit() or c.isupper() for c in chain[-1]) \
+                or not _might_hold(chain[-1]):
+            continue
+        for joined, end in zip(chain, ends, strict=True):
+            hit = next(((kind, hit_end) for kind, hit_start, hit_end in _scan_plain(joined)
+                        if hit_start < len(head) < hit_end), None)  # the secret spans the cut
+            if hit is not None:
+                yield hit[0], before - len(head), _wrapped_end(text, joined, hit[0], end)
+                break
+
+
+_WRAP_CHARS: Final = 300
+
+
+def _wrapped_end(text: str, joined: str, kind: str, end: int) -> int:
+    """Where a token found across a line break ends: while it runs to the end of the joined
+    text and the next line goes on with token characters, a key wrapped over more lines (a
+    long key at 40 or 64 columns) takes that line too."""
+    for _ in range(_WRAP_LINES):
+        gap = _NEXT_LINE.match(text, end)
+        if gap is None:
+            break
+        tail_run = _TOKEN_RUN.match(text, gap.end())
+        if tail_run is None:
+            break
+        longer = joined + tail_run.group(0)
+        if not any(k == kind and e > len(joined) for k, _s, e in _scan_plain(longer)):
+            break
+        joined, end = longer, tail_run.end()
+    return end
 
 
 # Encoded once: a token base64-, hex- or percent-encoded is the token to anyone who decodes it.
@@ -806,10 +857,36 @@ def _word_lines(text: str) -> Iterator[tuple[int, int]]:
 
 def _aws_secrets_near(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
     low = max(0, start - _AWS_NEIGHBOURHOOD)
-    for match in _AWS_SECRET.finditer(text, low, min(len(text), end + _AWS_NEIGHBOURHOOD)):
+    high = min(len(text), end + _AWS_NEIGHBOURHOOD)
+    for match in _AWS_SECRET.finditer(text, low, high):
         value = match.group(0)
         if _classes(value) >= 3 and not value.startswith(("AKIA", "ASIA")):
             yield "aws-secret-key", match.start(), match.end()
+    if text.find("\n", low, high) >= 0:
+        yield from _aws_secrets_wrapped(text, low, high)
+
+
+_AWS_PIECE: Final = re.compile(r"[A-Za-z0-9/+]{1,39}")
+_LINE_TAIL: Final = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{1,39}[ \t]*\r?$", re.M)
+
+
+def _aws_secrets_wrapped(text: str, low: int, high: int) -> Iterator[tuple[str, int, int]]:
+    """A secret key (no prefix to join on) cut over lines next to its key id: the run that
+    ends a line, then lines that are a run alone, adding up to 40 characters."""
+    for tail in _LINE_TAIL.finditer(text, low, high):
+        first = tail.group(0).rstrip()
+        pieces, end = [first], tail.start() + len(first)
+        while sum(map(len, pieces)) < 40:
+            gap = _NEXT_LINE.match(text, end)
+            piece = _AWS_PIECE.match(text, gap.end()) if gap else None
+            if piece is None or piece.end() < len(text) and text[piece.end()] not in "\r\n \t":
+                break
+            pieces.append(piece.group(0))
+            end = piece.end()
+        value = "".join(pieces)
+        if len(pieces) > 1 and len(value) == 40 and _classes(value) >= 3 \
+                and not value.startswith(("AKIA", "ASIA")):
+            yield "aws-secret-key", tail.start(), end
 
 
 # Unicode format characters (zero-width space and joiners, bidi controls, soft hyphen, the
@@ -822,34 +899,140 @@ _INVISIBLE: Final = re.compile(
 )
 
 
-# Cyrillic and Greek letters drawn like Latin ones. Inside a word that also holds a Latin
-# letter or a digit (`ghр_...` with a Cyrillic `р`) they are read as the Latin letter: a
-# reader sees the token and types it back. A word wholly Cyrillic or Greek (prose) is left
-# as it is. One character for one, so offsets do not move.
-_LOOKALIKES: Final = str.maketrans(
-    "АВЕЅІЈКМНОРСТУХаеіјорсухѕԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρ",
-    "ABESIJKMHOPCTYXaeijopcyxsdhqwABEZHIKMNOPTYXaiovp")
-_LOOKALIKE_CHAR: Final = re.compile("[АВЕЅІЈКМНОРСТУХаеіјорсухѕԁһԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιονρ]")
-_WORD: Final = re.compile(r"[\w+/=.-]{2,}")
+# Letters and signs drawn like ASCII ones, from any script (Cyrillic `р`, Greek `ο`, Armenian
+# `հ`, Cherokee `Ꭺ`, IPA `ɡ`, a small capital `ꜱ`, the hyphen U+2010...): Unicode's confusables
+# (UTS #39) whose ASCII look-alike NFKC does not give already, generated by
+# `scripts/lookalikes.py`. Inside a run of text that also holds an ASCII letter, digit or `_`
+# (`ghр_...`) they are read as ASCII, and so is a Latin letter with accents (`ǵ`): a reader
+# sees the token and types it back. A word wholly of another script (prose) is left as it is.
+# One character for one, so offsets do not move.
+_LOOKALIKE_FROM: Final = (
+    "\u00d7\u0131\u0184\u018d\u0196\u01a6\u01a7\u01b7\u01bc\u01bd\u01c0\u021c"
+    "\u0222\u0223\u0251\u0261\u0263\u0269\u026a\u026f\u028b\u028f\u02d0\u02d7"
+    "\u02db\u02f8\u037a\u037f\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c"
+    "\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u03b1\u03b3\u03b9\u03bd\u03bf\u03c1"
+    "\u03c3\u03c5\u03d2\u03dc\u03e8\u03f1\u03f2\u03f3\u03f9\u03fa\u0405\u0406"
+    "\u0408\u0410\u0412\u0415\u0417\u041a\u041c\u041d\u041e\u0420\u0421\u0422"
+    "\u0423\u0425\u042c\u0430\u0431\u0433\u0435\u043e\u0440\u0441\u0443\u0445"
+    "\u0455\u0456\u0458\u0461\u0474\u0475\u04ae\u04af\u04bb\u04bd\u04c0\u04cf"
+    "\u04e0\u0501\u050c\u051b\u051c\u051d\u054d\u054f\u0555\u0561\u0563\u0566"
+    "\u0570\u0578\u057c\u057d\u0581\u0584\u0585\u0589\u06f0\u06f1\u06f5\u06f7"
+    "\u0903\u0966\u09e6\u09ea\u09ed\u0a66\u0a67\u0a6a\u0a83\u0ae6\u0b03\u0b20"
+    "\u0b66\u0b68\u0be6\u0c02\u0c66\u0c82\u0ce6\u0d02\u0d20\u0d66\u0d6d\u0d82"
+    "\u0e50\u0ed0\u101d\u1040\u10e7\u10ff\u1200\u12d0\u13a0\u13a1\u13a2\u13a5"
+    "\u13a9\u13aa\u13ab\u13ac\u13b3\u13b7\u13bb\u13bd\u13c0\u13c2\u13c3\u13ce"
+    "\u13cf\u13d2\u13d4\u13d5\u13d9\u13da\u13de\u13df\u13e2\u13e6\u13e7\u13ee"
+    "\u13f3\u13f4\u1400\u142f\u144c\u146d\u146f\u1472\u148d\u14aa\u14bf\u1541"
+    "\u157c\u157d\u1587\u15af\u15b4\u15c5\u15de\u15ea\u15f0\u15f7\u166d\u166e"
+    "\u16b7\u16c1\u16d5\u16d6\u16ec\u16ed\u1735\u1803\u1809\u1d04\u1d0f\u1d11"
+    "\u1d1c\u1d20\u1d21\u1d22\u1d26\u1d83\u1d8c\u1e9d\u1eff\u1fbe\u2010\u2011"
+    "\u2012\u2013\u2041\u2043\u2044\u205a\u212e\u213d\u2212\u2215\u2223\u2228"
+    "\u222a\u2236\u22a4\u22c1\u22c3\u22ff\u2373\u2374\u237a\u23fd\u2571\u2573"
+    "\u2795\u2796\u27cb\u27d9\u292b\u292c\u29f8\u2a2f\u2c85\u2c8e\u2c92\u2c94"
+    "\u2c98\u2c9a\u2c9e\u2c9f\u2ca2\u2ca3\u2ca4\u2ca5\u2ca6\u2ca8\u2cac\u2cba"
+    "\u2cc6\u2cca\u2ccc\u2cd0\u2cd2\u2d38\u2d39\u2d4f\u2d54\u2d55\u2d5d\u2e40"
+    "\u2f03\u3007\u3033\u30a0\u30ce\u31d3\u4e3f\ua4d0\ua4d1\ua4d2\ua4d3\ua4d4"
+    "\ua4d6\ua4d7\ua4d9\ua4da\ua4dc\ua4dd\ua4df\ua4e0\ua4e1\ua4e2\ua4e3\ua4e6"
+    "\ua4e7\ua4ea\ua4eb\ua4ec\ua4ee\ua4f0\ua4f2\ua4f3\ua4f4\ua4f8\ua4fd\ua4ff"
+    "\ua60e\ua644\ua647\ua6df\ua6ef\ua731\ua75a\ua76a\ua76e\ua789\ua798\ua799"
+    "\ua79f\ua7ab\ua7b2\ua7b3\ua7b4\uab32\uab35\uab3d\uab47\uab48\uab4e\uab52"
+    "\uab5a\uab75\uab81\uab83\uab93\uaba9\uabaa\uabaf\ufe58\uffe8\U00010282\U00010286"
+    "\U00010287\U0001028a\U00010290\U00010292\U00010295\U00010296\U00010297\U0001029b\U000102a0\U000102a1\U000102a2\U000102a5"
+    "\U000102ab\U000102b0\U000102b1\U000102b2\U000102b4\U000102cf\U000102f5\U00010301\U00010302\U00010309\U00010311\U00010315"
+    "\U00010317\U0001031a\U00010320\U00010322\U00010404\U00010415\U0001041b\U00010420\U0001042c\U0001043d\U00010448\U000104b4"
+    "\U000104c2\U000104ce\U000104d2\U000104ea\U000104f6\U00010513\U00010516\U00010518\U0001051c\U0001051d\U00010525\U00010526"
+    "\U00010527\U000114d0\U00011700\U00011706\U0001170a\U0001170e\U0001170f\U000118a0\U000118a2\U000118a3\U000118a4\U000118a6"
+    "\U000118a9\U000118ac\U000118ae\U000118af\U000118b2\U000118b5\U000118b8\U000118bb\U000118bc\U000118c0\U000118c1\U000118c2"
+    "\U000118c3\U000118c4\U000118c6\U000118c8\U000118ca\U000118cc\U000118d5\U000118d6\U000118d7\U000118d8\U000118dc\U000118e0"
+    "\U000118e3\U000118e5\U000118e6\U000118e9\U000118ec\U000118ef\U000118f2\U00016f08\U00016f0a\U00016f16\U00016f28\U00016f35"
+    "\U00016f3a\U00016f3b\U00016f40\U00016f42\U00016f43\U0001d16d\U0001d206\U0001d20d\U0001d212\U0001d213\U0001d216\U0001d22a"
+    "\U0001d23a\U0001d6a4\U0001d6a8\U0001d6a9\U0001d6ac\U0001d6ad\U0001d6ae\U0001d6b0\U0001d6b1\U0001d6b3\U0001d6b4\U0001d6b6"
+    "\U0001d6b8\U0001d6bb\U0001d6bc\U0001d6be\U0001d6c2\U0001d6c4\U0001d6ca\U0001d6ce\U0001d6d0\U0001d6d2\U0001d6d4\U0001d6d6"
+    "\U0001d6e0\U0001d6e2\U0001d6e3\U0001d6e6\U0001d6e7\U0001d6e8\U0001d6ea\U0001d6eb\U0001d6ed\U0001d6ee\U0001d6f0\U0001d6f2"
+    "\U0001d6f5\U0001d6f6\U0001d6f8\U0001d6fc\U0001d6fe\U0001d704\U0001d708\U0001d70a\U0001d70c\U0001d70e\U0001d710\U0001d71a"
+    "\U0001d71c\U0001d71d\U0001d720\U0001d721\U0001d722\U0001d724\U0001d725\U0001d727\U0001d728\U0001d72a\U0001d72c\U0001d72f"
+    "\U0001d730\U0001d732\U0001d736\U0001d738\U0001d73e\U0001d742\U0001d744\U0001d746\U0001d748\U0001d74a\U0001d754\U0001d756"
+    "\U0001d757\U0001d75a\U0001d75b\U0001d75c\U0001d75e\U0001d75f\U0001d761\U0001d762\U0001d764\U0001d766\U0001d769\U0001d76a"
+    "\U0001d76c\U0001d770\U0001d772\U0001d778\U0001d77c\U0001d77e\U0001d780\U0001d782\U0001d784\U0001d78e\U0001d790\U0001d791"
+    "\U0001d794\U0001d795\U0001d796\U0001d798\U0001d799\U0001d79b\U0001d79c\U0001d79e\U0001d7a0\U0001d7a3\U0001d7a4\U0001d7a6"
+    "\U0001d7aa\U0001d7ac\U0001d7b2\U0001d7b6\U0001d7b8\U0001d7ba\U0001d7bc\U0001d7be\U0001d7c8\U0001d7ca\U0001f74c\U0001f768"
+)
+_LOOKALIKE_TO: Final = (
+    "xibgIR235sl388agyiiwuy:-i:iJABEZHIKMNOPTYXayivopouYF2pcjCMSIJABE3KMHOPCTYXba6reo"
+    "pcyxsijwVvYyheli3dGqWwUSOwqqhnnugfo:.1oV:o089o98:o8O09oooooooo9oooooyoUODRTiYAJE"
+    "WMHYGhZ4bRWSVSLCPKd6GB=VUPdbJL2xHxRbFADDMBXxXlKM:+/::coouvwzrgyfyi----/-/:ey-/lv"
+    "U:TvUEipal/X+-/Txx/xrHIKMNOoPpCcTYX-/93L6VElOQX=/O/=///BPdDTGKJCZFMNLSRVHWXYAElO"
+    "U.:=.2iV2s239:Ffu3JXBeforruuyirwzvsc-lBEFlXOPST+ABCFOMTYXHZBClMTX8lXOCLSocsROU7o"
+    "uNOKCVFLX0mvwwwVFLYEZ9E4LOU5TvsFiz7o3969ouy0mZWCXWCVTLlRS3AUY.3V7FRL/iABEZHIKMNO"
+    "PTYXayivopoupABEZHIKMNOPTYXayivopoupABEZHIKMNOPTYXayivopoupABEZHIKMNOPTYXayivopo"
+    "upABEZHIKMNOPTYXayivopoupFCT"
+)
+_RUN: Final = re.compile(r"\S{2,}")
+
+
+@lru_cache(maxsize=1)
+def _lookalike_table() -> dict[int, str]:
+    return {ord(a): b for a, b in zip(_LOOKALIKE_FROM, _LOOKALIKE_TO, strict=True)}
+
+
+@lru_cache(maxsize=1)
+def _lookalike_table_chars() -> frozenset[str]:
+    return frozenset(_LOOKALIKE_FROM)
+
+
+@lru_cache(maxsize=4096)
+def _folded(c: str) -> str | None:
+    """The ASCII character `c` is drawn like, else None."""
+    found = _lookalike_table().get(ord(c))
+    if found is not None:
+        return found
+    import unicodedata
+
+    base = unicodedata.normalize("NFKD", c)
+    if len(base) > 1 and base[0].isascii() and base[0].isalpha() and all(
+            unicodedata.combining(mark) for mark in base[1:]):
+        return base[0]  # a Latin letter with accents
+    return None
 
 
 def _fold_lookalikes(text: str) -> str:
-    if not _LOOKALIKE_CHAR.search(text):
+    present = {c for c in set(text) if not c.isascii() and _folded(c) is not None}
+    if not present:
         return text
-    return _WORD.sub(lambda m: m.group(0).translate(_LOOKALIKES) if _LOOKALIKE_CHAR.search(m.group(0))
-                     and any(c.isascii() and c.isalnum() for c in m.group(0)) else m.group(0), text)
+
+    def fold(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if not any(c in present for c in run) or not any(
+                c.isascii() and (c.isalnum() or c == "_") for c in run):
+            return run
+        return "".join(_folded(c) or c if c in present else c for c in run)
+
+    return _RUN.sub(fold, text)
+
+
+# Line breaks other than `\n` (the renderer emits each as `\n`, so a token cut by one reaches
+# the model on two lines): read as `\n`, so the two halves are joined like any wrapped token.
+_OTHER_BREAKS: Final = frozenset("\u2028\u2029\u0085")
+_ASCII_BREAK: Final = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c-\x1e]")
 
 
 def visible(text: str) -> tuple[str, list[int] | None]:
-    """`text` without invisible characters and with compatibility forms folded (NFKC: a
-    fullwidth `ｇｈｐ＿` is `ghp_` to any reader) and Cyrillic or Greek look-alikes inside a
-    Latin word read as Latin, and for each character of the result its
-    offset in `text` (None when nothing changed)."""
+    """`text` without invisible characters (Unicode format characters, combining marks,
+    fillers) and with compatibility forms folded (NFKC: a fullwidth `ｇｈｐ＿` is `ghp_` to any
+    reader), look-alikes inside an ASCII word read as ASCII and other line breaks as `\n`,
+    and for each character of the result its offset in `text` (None when nothing changed
+    but look-alikes, which are replaced one for one)."""
     if text.isascii():
-        return text, None
+        if _ASCII_BREAK.search(text) is None:
+            return text, None
+        return _ASCII_BREAK.sub("\n", text), None  # one for one: offsets stay
     import unicodedata
 
-    if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
+    if _ASCII_BREAK.search(text) is not None:
+        text = _ASCII_BREAK.sub("\n", text)
+    dropped = {c for c in set(text) if not c.isascii() and (
+        _INVISIBLE.match(c) or unicodedata.category(c) in ("Cf", "Mn", "Me"))}
+    if not dropped and unicodedata.is_normalized("NFKC", text) and not _OTHER_BREAKS & set(text):
         return _fold_lookalikes(text), None
     chars: list[str] = []
     kept: list[int] = []
@@ -857,20 +1040,86 @@ def visible(text: str) -> tuple[str, list[int] | None]:
         if c.isascii():
             chars.append(c)
             kept.append(i)
-        elif not _INVISIBLE.match(c):
+        elif c in _OTHER_BREAKS:
+            chars.append("\n")
+            kept.append(i)
+        elif c in _lookalike_table_chars():
+            chars.append(c)  # before NFKC, which reads some as another script's (`Ϲ` as `Σ`)
+            kept.append(i)
+        elif c not in dropped:
             for folded in unicodedata.normalize("NFKC", c):
                 chars.append(folded)
                 kept.append(i)
     return _fold_lookalikes("".join(chars)), kept
 
 
-def find_secrets(text: str) -> list[SecretHit]:
-    """Every secret in `text`, in order, overlaps merged (the earliest, then longest, wins)."""
+# A string escape (JSON's `\u005f` and `\/`, `\x5f`, `\n`): text quoted in JSON or code is
+# the text to anyone who reads it, so it is scanned unescaped too (`ghp\u005f...`,
+# `postgres:\/\/admin:pw@db`, `"[client]\npassword=abc"`).
+_ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
+                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([/nrt\"'\\]))")
+_ESCAPED: Final = {"/": "/", "n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
+
+
+_UNESCAPE_DEPTH: Final = 2  # text escaped twice: a JSON string of JSON
+
+
+def _unescaped(text: str) -> tuple[str, list[int], list[int]] | None:
+    """`text` with its string escapes read, and each character's start and end in `text`;
+    None when it holds none that could hide a secret."""
+    if "\\u" not in text and "\\x" not in text and "\\/" not in text and "\\n" not in text:
+        return None
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for match in _ESCAPE.finditer(text):
+        for i in range(position, match.start()):
+            chars.append(text[i])
+            starts.append(i)
+            ends.append(i + 1)
+        if match.group(1):  # a surrogate pair: one character beyond the BMP
+            high, low = int(match.group(1), 16), int(match.group(2), 16)
+            chars.append(chr(0x10000 + (high - 0xD800) * 0x400 + low - 0xDC00))
+        else:
+            code = match.group(3) or match.group(4)
+            chars.append(chr(int(code, 16)) if code else _ESCAPED[match.group(5)])
+        starts.append(match.start())
+        ends.append(match.end())
+        position = match.end()
+    if not starts:
+        return None
+    for i in range(position, len(text)):
+        chars.append(text[i])
+        starts.append(i)
+        ends.append(i + 1)
+    return "".join(chars), starts, ends
+
+
+def _spans(text: str) -> list[tuple[str, int, int]]:
     scanned, kept = visible(text)
     spans = list(_scan(scanned))
     if kept is not None:
         # Back to offsets in `text`: a span covers the invisible characters inside it.
         spans = [(kind, kept[start], kept[end - 1] + 1) for kind, start, end in spans]
+    return spans
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret in `text`, in order, overlaps merged (the earliest, then longest, wins)."""
+    spans = _spans(text)
+    view = _unescaped(text)
+    starts: list[int] = []
+    ends: list[int] = []
+    for depth in range(_UNESCAPE_DEPTH):
+        if view is None:
+            break
+        unescaped, view_starts, view_ends = view
+        # Offsets of each character of this view in `text`, through the views before it.
+        starts = view_starts if depth == 0 else [starts[i] for i in view_starts]
+        ends = view_ends if depth == 0 else [ends[i - 1] for i in view_ends]
+        spans += [(kind, starts[start], ends[end - 1]) for kind, start, end in _spans(unescaped)]
+        view = _unescaped(unescaped)
     spans.sort(key=lambda s: (s[1], -s[2]))
     hits: list[SecretHit] = []
     last_end = -1

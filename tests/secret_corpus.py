@@ -37,6 +37,8 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
              f"Public-Lines: 2\n{p(B64, 64)}\n{p(B64, 12)}\nPrivate-Lines: 1\n{p(B64, 44)}\n"
              f"Private-MAC: {p(HEX, 64)}")
     rsa_body = p(B64, 64)
+    three_lines = ("ANTHROPIC_API_KEY=\n" + _wrapped("sk-ant-api03-" + p(B64URL, 93) + "AA", 40)
+                   + "\nthen restart the worker")
     rows = [
         ("aws-access-key-id", f"aws_access_key_id = {aws_id}", aws_id),
         ("aws-secret-next-to-key-id", f"[default]\naws_access_key_id={aws_id}\n{aws_secret}", aws_secret),
@@ -196,6 +198,22 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("pgpassword-env-short", None, p(LOWER, 3)),
         ("docker-login-p-short", None, p(LOWER + DIGITS, 5)),
         ("openssl-passout", None, p(LOWER, 5)),
+        # Look-alikes from other scripts and forms: Armenian and IPA letters, Cherokee capitals,
+        # a small capital, a letter with a combining accent, Unicode hyphens; invisible
+        # characters that are no zero-width space (a Mongolian variation selector, a musical
+        # format control); a line separator; a key wrapped over three lines; JSON escapes.
+        ("armenian-ipa-lookalike-github-token", None, "\u0261\u0570p_" + p(ALNUM, 36)),
+        ("cherokee-lookalike-aws-key", None, "\u13aa\u13e6I\u13aa" + p(UPPER + DIGITS, 16)),
+        ("small-capital-anthropic-key", None, "\ua731k-ant-api03-" + p(B64URL, 93) + "AA"),
+        ("combining-accent-github-token", None, "g\u0301hp_" + p(ALNUM, 36)),
+        ("unicode-hyphen-anthropic-key", None, "sk\u2010ant\u2011api03\u2010" + p(ALNUM, 93) + "AA"),
+        ("mongolian-selector-in-token", None, "ghp_" + p(ALNUM, 10) + "\u180b" + p(ALNUM, 26)),
+        ("musical-format-control-in-token", None, "ghp_" + p(ALNUM, 10) + "\U0001d173" + p(ALNUM, 26)),
+        ("token-split-by-line-separator", None, "ghp_" + p(ALNUM, 12) + "\u2028" + p(ALNUM, 24)),
+        # (the last line is the secret checked: the first is found by its prefix alone)
+        ("key-wrapped-over-three-lines", three_lines, three_lines.split("\n")[-2]),
+        ("json-unicode-escaped-token", None, "ghp\\u005f" + p(ALNUM, 36)),
+        ("json-escaped-url-password", None, p(ALNUM, 14)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -265,6 +283,10 @@ _CONTEXTS = {
 
 def _context(kind: str, secret: str | None) -> str:
     """The token in a line a card or a transcript would plausibly hold."""
+    if kind == "json-unicode-escaped-token":
+        return '{"name": "deploy", "note": "' + secret + '"}'
+    if kind == "json-escaped-url-password":
+        return '{"url": "postgres:\\/\\/admin:' + secret + '@db.internal:5432\\/app"}'
     if kind == "token-wrapped-over-two-lines":
         return f"deploy token: {secret[:17]}\n    {secret[17:]}\nthen run make deploy"
     if kind in _CONTEXTS:

@@ -110,6 +110,7 @@ conn = connect(user=user, password=pw); password=abc (not in an INI section)
 echo "$TOKEN" | docker login -u deploy --password-stdin ghcr.io; docker login -p "$TOKEN" r.io
 openssl rsa -passin env:KEY_PASS -passout file:pass.txt; sshpass -p "$PASS" ssh h; sshpass -e ssh h
 redis-cli -h cache -p 6379 ping; redis-cli -a "$REDIS_PASSWORD"; kubeadm join --token $TOKEN
+Give it with --password or -p; the --password option.
 Set the default password for encrypted files; each machine has password rotation.
 at 2024:01:02:03:04 the job ran; --api-key ${{ secrets.API_KEY }}; --token <token>
 """
@@ -231,3 +232,21 @@ def test_an_aws_secret_key_starting_with_a_slash_and_holding_others_is_found(see
                  "SECRET_FILE=/run/secrets/abcdefghijklmnopqrstuvwxyz0123456789ABCD",
                  "CLIENT_SECRET_PATH=/home/deploy/Secrets/k8s/prod/client01"):
         assert redact(path) == path
+
+
+@pytest.mark.parametrize("cut", ["\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\u2028", "\u2029",
+                                 "\x85"])
+def test_a_token_cut_by_any_line_break_the_renderer_emits_is_found(cut: str) -> None:
+    """The renderer sends every line break as `\\n`: a token cut by a lone `\\r`, a vertical
+    tab, a form feed or a file separator reaches the model on two lines, which a reader joins."""
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    text = f"token {token[:21]}{cut}{token[21:]} ok"
+    assert redact(text) == "token [REDACTED:github-token] ok"
+
+
+def test_a_generated_token_holding_four_xs_is_no_placeholder() -> None:
+    """`xxxx` marks an example when the x's are a third of the value or more; a generated
+    token may hold four in a row (the property test drew this one, eight x's in 32)."""
+    token = "JFIJjLaYBXSWxkwBPl6AXxxXVFkrrXXE"
+    assert redact(f'{{"identitytoken": "{token}"}}') == '{"identitytoken": "[REDACTED:assigned-secret]"}'
+    assert find_secrets("API_KEY=abcxxxxxxxxxxx123 and AKIAxxxxxxxxxxxxxxxx") == []
