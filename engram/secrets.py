@@ -551,6 +551,8 @@ def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
         if len(chain[-1]) < 16 or not any(c.isdigit() or c.isupper() for c in chain[-1]) \
                 or not _might_hold(chain[-1]):
             continue
+        if len(chain) > 2 and not _candidates(chain[-1]):
+            chain, ends = chain[:2], ends[:2]  # past two lines, only to reach a known shape
         for joined, end in zip(chain, ends, strict=True):
             hit = next(((kind, hit_end) for kind, hit_start, hit_end in _scan_plain(joined)
                         if hit_start < len(head) < hit_end), None)  # the secret spans the cut
@@ -1061,13 +1063,27 @@ _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F]
 _ESCAPED: Final = {"/": "/", "n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
 
 
+_ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/)")
 _UNESCAPE_DEPTH: Final = 2  # text escaped twice: a JSON string of JSON
+
+
+def _holds_escaped_lines(text: str) -> bool:
+    """A line holding two `\\n` escapes or more: a file's text in a JSON string (a tool's
+    output, a config value), not a `print("...\\n")` in a code block, whose scan would cost a
+    second pass over every card with code."""
+    position = text.find("\\n")
+    while position >= 0:
+        line_end = text.find("\n", position)
+        if text.find("\\n", position + 2, len(text) if line_end < 0 else line_end) >= 0:
+            return True
+        position = -1 if line_end < 0 else text.find("\\n", line_end)
+    return False
 
 
 def _unescaped(text: str) -> tuple[str, list[int], list[int]] | None:
     """`text` with its string escapes read, and each character's start and end in `text`;
     None when it holds none that could hide a secret."""
-    if "\\u" not in text and "\\x" not in text and "\\/" not in text and "\\n" not in text:
+    if _ESCAPE_HINT.search(text) is None and not ("\\n" in text and _holds_escaped_lines(text)):
         return None
     chars: list[str] = []
     starts: list[int] = []
