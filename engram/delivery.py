@@ -147,6 +147,7 @@ def reset(entry: dict[str, Any], now: float) -> None:
     # What a resumed history would drop was sent before the reset, and is gone with it: a
     # body sent again after the reset stays in a resumed history and must stay recorded.
     entry.pop("resume_drops", None)
+    entry.pop("unconfirmed", None)
     entry["updated"] = now
 
 
@@ -318,6 +319,13 @@ def _is_key_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(key, str) for key in value)
 
 
+def _is_held_answer(value: Any) -> bool:
+    return isinstance(value, dict) and _is_key_list(value.get("keys")) \
+        and isinstance(value.get("path"), str) and isinstance(value.get("prompt"), str) \
+        and isinstance(value.get("offset"), int) \
+        and not isinstance(value.get("offset"), bool) and value["offset"] >= 0
+
+
 def is_valid(document: Any) -> bool:
     """The shape the hook relies on (schemas/delivery-cache.schema.json without the string
     patterns): a cache that parses but holds, say, a string where a time belongs would
@@ -336,7 +344,8 @@ def is_valid(document: Any) -> bool:
                 or any(name in entry and not _is_key_list(entry[name])
                        for name in ("slot", "resume_drops")) \
                 or ("reset_at" in entry and not _is_number(entry["reset_at"])) \
-                or ("reset_by" in entry and not isinstance(entry["reset_by"], str)):
+                or ("reset_by" in entry and not isinstance(entry["reset_by"], str)) \
+                or ("unconfirmed" in entry and not _is_held_answer(entry["unconfirmed"])):
             return False
     return True
 

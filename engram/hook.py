@@ -164,6 +164,8 @@ class HookCall:
         self.proof: bool = self.settings.get("proof", "off") != "off"
         self.unit, self.limit = _budget(self.runtime, self.settings)
         self.spec: Mapping[str, Any] = (self.runtime.get("events") or {}).get(event.name) or {}
+        # What the host writes to its transcript when another hook blocks a prompt.
+        self.blocked_note = str(self.runtime.get("blocked_prompt_note") or "")
         # Cards of files this host loads by itself (its rule folders, an imported CLAUDE.md
         # still in place) go to the other hosts only: the model must not read them twice.
         self.native: tuple[tuple[str, ...], str] = (
@@ -299,6 +301,8 @@ class HookCall:
             # every run of the start: a start after it is a new one.
             entry.pop("reset_by", None)
         places = self._join_session()
+        if event.kind == "prompt" and "unconfirmed" in entry:
+            self._forget_if_dropped(entry)
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
             # history (`dropped_on_resume`) are sent again rather than lost.
@@ -369,6 +373,8 @@ class HookCall:
         if self.spec.get("dropped_on_resume") and result.sent_keys:
             entry["resume_drops"] = sorted(set(entry.get("resume_drops") or []) | set(result.sent_keys))
         if event.kind == "prompt":
+            self._hold_until_seen(entry, result)
+        if event.kind == "prompt":
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:
                 entry["last_routed"] = prompt_keys
@@ -380,6 +386,55 @@ class HookCall:
             entry["start_done"] = True
             entry.pop("start_pending", None)
         return result
+
+    def _hold_until_seen(self, entry: dict[str, Any], result: delta.Answer) -> None:
+        """Keep what the next prompt needs to learn whether this answer reached the model,
+        where the host drops a prompt another hook blocks (`blocked_prompt_note`): the bodies
+        sent, the transcript, where the host's writes to it stand, and the prompt's digest
+        (never its text)."""
+        if not result.sent_keys or not self.event.transcript_path or not self.blocked_note:
+            return
+        from engram import prompt_outcome
+
+        path = self.event.transcript_path
+        entry["unconfirmed"] = {"keys": list(result.sent_keys), "path": path,
+                                "offset": prompt_outcome.transcript_size(path),
+                                "prompt": _digest(self.event.prompt.strip().encode("utf-8"))}
+
+    def _forget_if_dropped(self, entry: dict[str, Any]) -> None:
+        """A new prompt: the last prompt's answer reached the model unless the host wrote
+        that the prompt was blocked; then its bodies are not delivered and go again when
+        routed."""
+        gone = self._dropped(entry)
+        del entry["unconfirmed"]
+        if gone:
+            entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
+            from engram import log
+
+            log.note(f"the host dropped a blocked prompt with {len(gone)} card(s): they go "
+                     "again", name="hook.log")
+
+    def _dropped(self, entry: Mapping[str, Any]) -> set[str]:
+        """The keys of `entry`'s held prompt answer (`_hold_until_seen`) that the host dropped
+        with a blocked prompt; none when not known to be dropped or held for another
+        transcript (a fork)."""
+        held = entry.get("unconfirmed")
+        if not held or held.get("path") != self.event.transcript_path:
+            return set()
+        from engram import prompt_outcome
+
+        window = prompt_outcome.read_window(held["path"], held["offset"])
+
+        def is_this_prompt(quoted: str) -> bool:
+            # The prompt as the hook read it: the same cut and blocks taken out.
+            as_read = event_module.strip_blocks(quoted[:event_module.MAX_PROMPT_CHARS], list(
+                self.runtime.get("strip_prompt_blocks") or ()))
+            return _digest(as_read.strip().encode("utf-8")) == str(held["prompt"])
+
+        if window and prompt_outcome.was_dropped(window, held["keys"], self.blocked_note,
+                                                 is_this_prompt):
+            return set(held["keys"])
+        return set()
 
     def _start_seen(self, entry: Mapping[str, Any]) -> bool:
         """Whether this record's last reset came from this very payload, within the time the
@@ -418,7 +473,9 @@ class HookCall:
             if int(other.get("reset_at") or 0) >= self.reset_stamp and delivery.trusted(other, now):
                 # What a resumed history drops may be gone already (a resume reported from
                 # another folder): sent again rather than lost.
-                keys.update(set(other.get("delivered") or ()) - set(other.get("resume_drops") or ()))
+                # A prompt blocked in another folder: what it was sent never arrived.
+                keys.update(set(other.get("delivered") or ()) - set(other.get("resume_drops") or ())
+                            - self._dropped(other))
         return keys
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:

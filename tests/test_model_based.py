@@ -1,22 +1,24 @@
 """Model-based test of "each memory exactly once per session, current, gated, whole".
 
 Random sequences of hook events (session start / resume / clear / compact, prompts, file
-touches, subagents, compaction, session end) for several sessions of Claude Code, Codex and
-Gemini CLI, through the hook's own entry (`hook.handle`, what `engram hook` runs), each from a
-cwd the host might report (the workspace, a sub-folder, spelled with a trailing slash, `..` or
-through a symlink, a nested repository with memory of its own, a folder outside any
-workspace; a card of the user's global memory routes in both workspaces), interleaved with
-card edits (in place, same length, rename, add, delete, a secret planted). The index's
-large-store paths are forced with lowered thresholds: the deferred freshness check (the stored
-index answers, the per-file check runs after; here when the test says so), the background
-rebuild of many changed files (likewise), and a first build left to the background.
+touches, subagents, compaction, session end, a prompt another hook blocks) for several
+sessions of Claude Code, Codex and Gemini CLI, through the hook's own entry (`hook.handle`,
+what `engram hook` runs), each from a cwd the host might report (the workspace, a sub-folder,
+spelled with a trailing slash, `..` or through a symlink, a nested repository with memory of
+its own, a folder outside any workspace; a card of the user's global memory routes in both
+workspaces), interleaved with card edits (in place, same length, rename, add, delete, a secret
+planted). The index's large-store paths are forced with lowered thresholds: the deferred
+freshness check (the stored index answers, the per-file check runs after; here when the test
+says so), the background rebuild of many changed files (likewise), and a first build left to
+the background.
 
 The oracle, after every answer:
 - every body sent is its card's current file content, whole;
 - no secret ever leaves;
 - a session (one context: host, session id, subagent; whatever cwd its events report) never
   gets a body twice without a reset of that session or an edit of that card in between;
-- `already loaded:` names only cards this session was sent since its last reset.
+- `already loaded:` names only cards this session was sent since its last reset (and that
+  reached the model: not with a prompt the host dropped).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/s
 INNER = "inner rule 0: vendored code keeps its own conventions."
 GOLF = "golf rule 0: the user's own habits go everywhere."
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
-         "evicted": 0, "restored": 0}  # printed with -s
+         "evicted": 0, "restored": 0, "blocked": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), and past the age records are kept at all.
 CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
@@ -307,9 +309,13 @@ class ExactlyOnce(RuleBasedStateMachine):
             index._load_healing(path, roots, follow, allowed)
 
     # --- hook events ----------------------------------------------------------------------
-    def _call(self, host: str, document: dict, resets: bool | None = None) -> None:
+    def _call(self, host: str, document: dict, resets: bool | None = None,
+              reaches_model: bool = True) -> None:
         """One hook call and the oracle's checks. `resets`: whether the event empties the
-        model's context, when the test knows it better than the event's kind."""
+        model's context, when the test knows it better than the event's kind.
+        `reaches_model`: False when the host drops the answer (a prompt another hook blocks)."""
+        if host == "claude" and "transcript_path" in document:
+            document["transcript_path"] = str(self._transcript(document["session_id"]))
         runtime = host_registry.load_host(host)["runtime"]
         event = event_module.normalize(host, runtime, json.loads(json.dumps(document)))
         if event is None:  # an event this host's definition does not use
@@ -329,6 +335,11 @@ class ExactlyOnce(RuleBasedStateMachine):
             sent_ever.clear()
             last.clear()
         assert GITHUB not in text, "a secret left"
+        if host == "claude" and text:
+            self._transcribe(document, text if reaches_model else None)
+        if not reaches_model:
+            STATS["blocked"] += 1
+            return
         listed = already(text)
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
         for card_id, sent in bodies(text).items():
@@ -344,10 +355,29 @@ class ExactlyOnce(RuleBasedStateMachine):
         STATS["calls"] += 1
         STATS["already"] += bool(listed)
 
+    def _transcript(self, session: str) -> Path:
+        return self.base / "transcripts" / f"{session}.jsonl"
+
+    def _transcribe(self, document: dict, text: str | None) -> None:
+        """What Claude Code writes to the session's transcript after the hooks of an event:
+        their context, or (`text` None) its note that another hook blocked the prompt."""
+        path = self._transcript(str(document["session_id"]))
+        path.parent.mkdir(exist_ok=True)
+        if text is None:
+            line = {"type": "system", "subtype": "informational",
+                    "content": "UserPromptSubmit operation blocked by hook:\n[guard]: no\n\n"
+                               f"Original prompt: {document.get('prompt', '')}"}
+        else:
+            line = {"type": "attachment", "attachment": {
+                "type": "hook_additional_context", "content": [text],
+                "hookEvent": document.get("hook_event_name", "")}}
+        with path.open("a", encoding="utf-8") as transcript:
+            transcript.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
     # One rule draws the event, weighted the way sessions go (prompts most often), so that
     # no kind of event crowds out the others.
     EVENTS = ("prompt",) * 5 + ("prompt_again",) * 4 + ("start",) * 2 + ("path",) * 2 + (
-        "subagent", "compact", "end")
+        "subagent", "compact", "end", "blocked")
 
     @rule(kind=st.sampled_from(EVENTS), host=st.sampled_from(HOSTS),
           session=st.sampled_from(SESSIONS), data=st.data())
@@ -378,6 +408,14 @@ class ExactlyOnce(RuleBasedStateMachine):
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         self.prompts.append((host, session, words))
         self._call(host, _payload(host, name, self._cwd(data), session, prompt=text))
+
+    def _blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
+        """A prompt the user's own UserPromptSubmit hook blocks: Claude Code drops it with
+        every hook's context (observed on 2.1.197 and 2.1.332), so nothing engram answered
+        reaches the model."""
+        text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
+        self._call("claude", _payload("claude", "UserPromptSubmit.json", self._cwd(data), session,
+                                      prompt=text), reaches_model=False)
 
     def _start(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         source = data.draw(st.sampled_from(START_SOURCES))

@@ -132,6 +132,33 @@ def cancelled(version: str) -> Iterator[Conversation]:
         yield c
 
 
+# The user's own prompt guard: exit 2 blocks a prompt holding BLOCKME; a JSON decision
+# blocks one holding DENYME.
+GUARD = ("import sys, json; p = json.load(sys.stdin).get('prompt', ''); "
+         "print(json.dumps({'decision': 'block', 'reason': 'no'}) if 'DENYME' in p else ''); "
+         "sys.exit(2 if 'BLOCKME' in p else 0)")
+
+
+@pytest.fixture(scope="module")
+def guarded(version: str) -> Iterator[Conversation]:
+    """Prompts the user's own UserPromptSubmit hook blocks, each asked again after."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        settings = c.workspace / ".claude" / "settings.json"
+        config = json.loads(settings.read_text(encoding="utf-8"))
+        guard = f"{sys.executable} -c \"{GUARD}\""
+        config["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": guard}]})
+        settings.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        c.run("hello", prompt("Hello there."))
+        c.run("blocked", prompt("BLOCKME Tell me about zebrafish.", resume=True))
+        c.run("after", prompt("Tell me about zebrafish.", resume=True))
+        c.run("again", prompt("Zebrafish once more.", resume=True))
+        c.run("denied", prompt("DENYME Tell me about quokka.", resume=True))
+        c.run("after_denied", prompt("Tell me about quokka.", resume=True))
+        yield c
+
+
 @pytest.fixture(scope="module")
 def paths(version: str) -> Iterator[Conversation]:
     """Prompt then read (then a resume), and read then prompt in one process."""
@@ -295,6 +322,23 @@ def test_a_compaction_that_does_not_happen_resets_nothing(cancelled: Conversatio
         if requests and ["alpha"] not in already_lines(requests[-1]):
             problems.append(f"{label}: alpha not listed as already loaded")
     verdict(c, "cancelled /compact -> no reset, nothing sent twice", problems)
+
+
+def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> None:
+    """Claude drops a blocked prompt with every hook's context: the card engram answered it
+    with comes with the next prompt, once, and is listed after that."""
+    c = guarded
+    problems = run_problems(c, "hello", "after", "again", "after_denied")
+    for label in ("blocked", "denied"):
+        if c.requests(label):
+            problems.append(f"{label}: the blocked prompt reached the model")
+    problems += check_memory(c.requests("after"), "alpha")
+    again = c.requests("again")
+    problems += check_memory(again, "alpha")
+    if again and ["alpha"] not in already_lines(again[-1]):
+        problems.append("again: alpha not listed as already loaded")
+    problems += check_memory(c.requests("after_denied"), "beta")
+    verdict(c, "a prompt the user's own hook blocks -> its card comes with the next", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:

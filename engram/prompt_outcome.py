@@ -1,0 +1,84 @@
+"""Whether the context a prompt's hook answered with reached the model, read afterwards from
+the host's own transcript. A host drops a prompt another of the user's hooks blocks, and
+every hook's context with it: Claude Code writes neither to the transcript, only a note that
+the prompt was blocked. The bodies engram recorded as delivered with that prompt never reached
+the model, and must be sent again rather than listed as already loaded."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Final
+
+# The part of the transcript read: from a little before where the host's writes stood when the
+# hook answered (a hook that blocks can finish first, and the host may write its note at
+# once) to well after it (the host writes a kept prompt's context right after its hooks,
+# ahead of the model's reply and any tool output). A window that does not settle it leaves
+# the record as it is.
+BEFORE_BYTES: Final = 256 * 1024
+WINDOW_BYTES: Final = 4 * 1024 * 1024
+ORIGINAL_PROMPT: Final = "Original prompt: "
+
+
+def header(key: str) -> bytes:
+    """What the transcript holds of a body block when the host kept it: its header up to the
+    card id and the space after it (ids are ASCII; the title after it may be written escaped)."""
+    from engram.render import HEADER_PREFIX
+
+    return f"{HEADER_PREFIX}{key.split('@', 1)[0]} ".encode()
+
+
+def transcript_size(path: str) -> int:
+    """Where the host's writes to the transcript stand (0 when it does not exist yet)."""
+    import os
+
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def read_window(path: str, offset: int) -> bytes:
+    try:
+        with open(path, "rb") as transcript:
+            transcript.seek(max(0, offset - BEFORE_BYTES))
+            return transcript.read(BEFORE_BYTES + WINDOW_BYTES)
+    except (OSError, ValueError):
+        return b""
+
+
+def blocked_prompts(window: bytes, note: str) -> list[tuple[int, str]]:
+    """The prompts the host says were blocked in `window`: (where the note's line ends, the
+    prompt as the note quotes it), for each line holding `note` and a quoted prompt."""
+    import json
+
+    found: list[tuple[int, str]] = []
+    needle = note.encode("utf-8")
+    at = window.find(needle)
+    while at >= 0:
+        start = window.rfind(b"\n", 0, at) + 1
+        end = window.find(b"\n", at)
+        end = len(window) if end < 0 else end
+        try:
+            line = json.loads(window[start:end])
+        except ValueError:
+            line = None
+        content = line.get("content") if isinstance(line, dict) else None
+        if isinstance(content, str) and ORIGINAL_PROMPT in content:
+            found.append((end, content.rsplit(ORIGINAL_PROMPT, 1)[1]))
+        at = window.find(needle, end)
+    return found
+
+
+def was_dropped(window: bytes, keys: list[str], note: str,
+                is_this_prompt: Callable[[str], bool]) -> bool:
+    """True only on the host's own word: a note in `window` that this very prompt was
+    blocked, with none of the bodies sent written after it (a prompt blocked once and then
+    asked again and kept). Anything else keeps the record: a body lost is worse than one sent
+    twice, but engram sends again only what it knows was dropped."""
+    if not keys or not note:
+        return False
+    for end, prompt in blocked_prompts(window, note):
+        if is_this_prompt(prompt):
+            return not any(header(key) in window[end:] for key in keys)
+    return False

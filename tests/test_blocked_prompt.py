@@ -1,0 +1,278 @@
+"""A prompt another of the user's UserPromptSubmit hooks blocks: Claude Code drops it with every
+hook's context, so what engram answered never reaches the model. The transcript the client
+wrote (tests/fixtures/transcripts/claude/blocked-prompt.jsonl, Claude Code 2.1.197: a session
+start, "Hello there.", a prompt the user's guard blocked, the same prompt again) then holds the
+client's note that the prompt was blocked and no `hook_additional_context` for it. The next
+prompt sends those bodies again instead of listing them as already loaded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from hookkit import already, call, context, make_workspace, payload, sent_ids
+
+from engram import delivery, prompt_outcome
+
+QUESTION = "how should the API handlers format errors?"
+SENT = ["error-format", "api-style"]
+CAPTURED = [json.loads(line) for line in (FIXTURES / "transcripts" / "claude" / "blocked-prompt.jsonl")
+            .read_text(encoding="utf-8").splitlines()]
+BLOCKED_NOTE_LINE = next(line for line in CAPTURED if line.get("type") == "system"
+                         and "blocked by hook" in str(line.get("content")))
+CONTEXT_LINE = next(line for line in CAPTURED
+                    if (line.get("attachment") or {}).get("type") == "hook_additional_context")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "proj")
+
+
+@pytest.fixture
+def transcript(tmp_path: Path, ws: Path) -> Path:
+    """A session started (its always card sent and kept), as the capture's was."""
+    path = tmp_path / "home" / ".claude" / "projects" / "-proj" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in CAPTURED[:3]), encoding="utf-8")
+    for client in ("claude", "codex"):
+        start = context(call(client, payload(client, "SessionStart.json", ws,
+                                             transcript_path=str(path))))
+        assert sent_ids(start) == ["overview"]
+    kept(path, start, "SessionStart")
+    return path
+
+
+def append(path: Path, line: dict) -> None:
+    # Claude Code writes JSON the way JavaScript does: non-ASCII as is, no spaces.
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def kept(path: Path, text: str, event: str = "UserPromptSubmit") -> None:
+    """What Claude Code writes when it keeps a prompt: the prompt's hook context."""
+    line = json.loads(json.dumps(CONTEXT_LINE))
+    line["attachment"].update(content=[text], hookName=event, hookEvent=event)
+    append(path, line)
+
+
+def blocked(path: Path, prompt: str = QUESTION) -> None:
+    """Claude Code's note that the user's guard blocked `prompt` (the captured line, its
+    quoted prompt replaced)."""
+    line = json.loads(json.dumps(BLOCKED_NOTE_LINE))
+    line["content"] = line["content"].rsplit("Original prompt: ", 1)[0] + f"Original prompt: {prompt}"
+    append(path, line)
+
+
+def ask(ws: Path, transcript: Path, text: str = QUESTION, client: str = "claude") -> str:
+    return context(call(client, payload(client, "UserPromptSubmit.json", ws, prompt=text,
+                                        transcript_path=str(transcript))))
+
+
+def test_the_captured_transcript_shows_the_block_and_no_context_for_it() -> None:
+    """The capture this relies on: the blocked prompt's note, and no context of engram's
+    between it and the prompt before."""
+    assert "UserPromptSubmit operation blocked by hook" in BLOCKED_NOTE_LINE["content"]
+    at = CAPTURED.index(BLOCKED_NOTE_LINE)
+    between = [line for line in CAPTURED[:at]
+               if (line.get("attachment") or {}).get("hookEvent") == "UserPromptSubmit"]
+    assert between == []
+
+
+def test_a_blocked_prompts_cards_go_again_with_the_next_prompt(ws: Path, transcript: Path) -> None:
+    first = ask(ws, transcript)
+    assert sent_ids(first) == SENT
+    blocked(transcript)
+    again = ask(ws, transcript)
+    assert sent_ids(again) == SENT and already(again) == []
+    kept(transcript, again)
+    third = ask(ws, transcript)
+    assert sent_ids(third) == [] and already(third) == sorted(SENT)
+
+
+def test_a_kept_prompts_cards_are_listed_not_sent_again(ws: Path, transcript: Path) -> None:
+    first = ask(ws, transcript)
+    kept(transcript, first)
+    second = ask(ws, transcript)
+    assert sent_ids(second) == [] and already(second) == sorted(SENT)
+
+
+def test_a_block_note_before_the_answer_keeps_the_record(ws: Path, transcript: Path) -> None:
+    """The note followed by the answer's bodies is no drop (the host wrote both)."""
+    first = ask(ws, transcript)
+    blocked(transcript)
+    kept(transcript, first)
+    assert already(ask(ws, transcript)) == sorted(SENT)
+
+
+@pytest.mark.parametrize("change", ["gone", "shorter", "other transcript", "no note"])
+def test_anything_but_the_hosts_word_keeps_the_record(ws: Path, transcript: Path,
+                                                      tmp_path: Path, change: str) -> None:
+    """A lost body is worse than a duplicate, but a re-send without the host's word that the
+    prompt was dropped would duplicate every body whenever a transcript is unreadable."""
+    ask(ws, transcript)
+    if change == "gone":
+        transcript.unlink()
+    elif change == "shorter":
+        transcript.write_text("", encoding="utf-8")
+    elif change == "other transcript":
+        blocked(transcript)
+        transcript = tmp_path / "fork.jsonl"
+        transcript.write_text("", encoding="utf-8")
+        blocked(transcript)
+    second = ask(ws, transcript)
+    assert sent_ids(second) == [] and already(second) == sorted(SENT)
+
+
+def test_only_the_last_prompt_is_in_question(ws: Path, transcript: Path) -> None:
+    """Each prompt settles the one before it: a block later on does not undo a prompt kept
+    earlier."""
+    first = ask(ws, transcript)
+    kept(transcript, first)
+    nothing_new = ask(ws, transcript)  # lists, sends nothing: nothing held
+    assert sent_ids(nothing_new) == []
+    blocked(transcript)
+    assert already(ask(ws, transcript)) == sorted(SENT)
+
+
+def test_a_compaction_between_forgets_what_was_held(ws: Path, transcript: Path) -> None:
+    ask(ws, transcript)
+    blocked(transcript)
+    call("claude", payload("claude", "SessionStart.json", ws, source="compact",
+                           transcript_path=str(transcript)))
+    assert sent_ids(ask(ws, transcript)) == SENT  # after a reset: sent, once
+
+
+def test_a_host_without_the_note_keeps_its_record(ws: Path, transcript: Path) -> None:
+    """Codex declares no `blocked_note`: its prompt records stay as they are."""
+    first = ask(ws, transcript, client="codex")
+    assert sent_ids(first) == SENT
+    blocked(transcript)
+    assert already(ask(ws, transcript, client="codex")) == sorted(SENT)
+
+
+def test_the_record_holds_keys_and_a_place_never_text(ws: Path, transcript: Path) -> None:
+    ask(ws, transcript)
+    (cache,) = (Path(p) for p in Path(delivery.cache_path("x")).parent.glob("*.json"))
+    document = json.loads(cache.read_text(encoding="utf-8"))
+    assert delivery.is_valid(document)
+    (entry,) = (e for e in document["entries"].values() if e["host"] == "claude")
+    held = entry["unconfirmed"]
+    assert sorted(held) == ["keys", "offset", "path", "prompt"]
+    assert QUESTION not in json.dumps(document)
+    assert [key.split("@")[0] for key in held["keys"]] == SENT
+    assert held["path"] == str(transcript) and held["offset"] == transcript.stat().st_size
+
+
+def test_a_malformed_held_record_is_set_aside_not_trusted() -> None:
+    base = {"version": delivery.CACHE_VERSION, "entries": {"claude|/p|s": {
+        "host": "claude", "cwd": "/p", "session": "s", "agent": "", "delivered": [],
+        "last_routed": [], "start_done": False, "created": 1.0, "updated": 1.0}}}
+    assert delivery.is_valid(base)
+    good = {"keys": [], "path": "/t", "offset": 0, "prompt": "0123456789abcdef"}
+    for bad in ({**good, "keys": "a"}, {**good, "path": 3}, {**good, "offset": -1},
+                {**good, "offset": True}, {**good, "prompt": None},
+                {k: v for k, v in good.items() if k != "offset"}, []):
+        document = json.loads(json.dumps(base))
+        document["entries"]["claude|/p|s"]["unconfirmed"] = bad
+        assert not delivery.is_valid(document), bad
+
+
+def test_a_note_on_another_prompt_keeps_the_record(ws: Path, transcript: Path) -> None:
+    ask(ws, transcript)
+    blocked(transcript, "something else entirely")
+    assert already(ask(ws, transcript)) == sorted(SENT)
+
+
+def test_a_note_the_host_wrote_before_the_hook_answered_counts(ws: Path, transcript: Path) -> None:
+    """A guard that exits 2 can finish first, and Claude Code 2.1.332 writes its note at once,
+    before engram's hook has answered."""
+    size = transcript.stat().st_size
+    blocked(transcript)
+    note = transcript.read_bytes()[size:]
+    transcript.write_bytes(transcript.read_bytes()[:size])
+    ask(ws, transcript)
+    tail = transcript.read_bytes()[size:]
+    transcript.write_bytes(transcript.read_bytes()[:size] + note + tail)
+    assert sent_ids(ask(ws, transcript)) == SENT
+
+
+def test_a_prompt_blocked_then_asked_again_and_kept(ws: Path, transcript: Path) -> None:
+    """The same prompt blocked, then asked again and kept: its note is still in the window the
+    next prompt reads, but the bodies written after it show the second answer arrived."""
+    first = ask(ws, transcript)
+    blocked(transcript)
+    again = ask(ws, transcript)
+    assert sent_ids(again) == SENT
+    kept(transcript, again)
+    third = ask(ws, transcript)
+    assert sent_ids(third) == [] and already(third) == sorted(SENT)
+    assert first
+
+
+def test_the_window_is_bounded(tmp_path: Path) -> None:
+    """A note further on than the window reads is not taken as the host's word."""
+    note = json.dumps({"type": "system", "content": "UserPromptSubmit operation blocked by hook:"
+                       "\n[g]: no\n\nOriginal prompt: hi"}).encode()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"x" * (prompt_outcome.WINDOW_BYTES + prompt_outcome.BEFORE_BYTES) + b"\n" + note)
+    keys = ["alpha@0123456789abcdef"]
+    sure = "UserPromptSubmit operation blocked by hook"
+    assert not prompt_outcome.was_dropped(prompt_outcome.read_window(str(path), 0), keys, sure,
+                                          lambda p: p == "hi")
+    window = prompt_outcome.read_window(str(path), path.stat().st_size - len(note))
+    assert prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "hi")
+    assert not prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "ho")
+    assert not prompt_outcome.was_dropped(window, keys, "", lambda p: True)
+    assert not prompt_outcome.was_dropped(window, [], sure, lambda p: True)
+    assert not prompt_outcome.was_dropped(window + b"### engram memory: alpha \n", keys, sure,
+                                          lambda p: True)
+
+
+def test_a_torn_or_odd_note_line_is_no_word() -> None:
+    sure = "UserPromptSubmit operation blocked by hook"
+    for window in (b'{"content": "UserPromptSubmit operation blocked by hook',
+                   b"UserPromptSubmit operation blocked by hook\n",
+                   b'{"content": ["UserPromptSubmit operation blocked by hook"]}\n',
+                   b'{"content": "UserPromptSubmit operation blocked by hook: no quote"}\n'):
+        assert not prompt_outcome.was_dropped(window, ["a@0123456789abcdef"], sure, lambda p: True)
+
+
+GOLF = """---
+id: golf
+title: Golf notes
+tags: [golf]
+---
+The user's own golf habits go everywhere.
+"""
+
+
+def two_workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """Two workspaces routing one card of the user's global memory, and a transcript."""
+    (tmp_path / "global").mkdir()
+    (tmp_path / "global" / "golf.md").write_text(GOLF, encoding="utf-8")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "global"))
+    first, second = (make_workspace(tmp_path / name, cards={}) for name in ("a", "b"))
+    path = tmp_path / "session.jsonl"
+    path.write_text("", encoding="utf-8")
+    return first, second, path
+
+
+def test_a_prompt_blocked_in_another_folder_of_the_session(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """One session, two workspaces (the agent moved into another repository): a card of the
+    user's global memory, sent with a prompt blocked in the first, is not taken as in the
+    context in the second."""
+    first, second, path = two_workspaces(tmp_path, monkeypatch)
+    assert sent_ids(ask(first, path, "tell me about the golf notes")) == ["golf"]
+    blocked(path, "tell me about the golf notes")
+    assert sent_ids(ask(second, path, "tell me about the golf notes")) == ["golf"]
+
+
+def test_a_prompt_kept_in_another_folder_of_the_session(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second, path = two_workspaces(tmp_path, monkeypatch)
+    kept(path, ask(first, path, "tell me about the golf notes"))
+    assert already(ask(second, path, "tell me about the golf notes")) == ["golf"]
