@@ -75,7 +75,7 @@ def _run(args: list[str]) -> int:
             where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
                                 for f in reversed(frames[-4:]))
             after = " (after answering; nothing recorded)" if answered else ""
-            log.note(f"hook {host_name[:40]!r} failed open: {type(exc).__name__} at {where}"
+            log.note(f"hook {_shown(host_name)} failed open: {type(exc).__name__} at {where}"
                      f"{after}", name="hook.log")
         except BaseException:  # noqa: BLE001
             pass
@@ -88,6 +88,21 @@ def _run(args: list[str]) -> int:
     if index is not None:
         index.finish_deferred()  # large stores: the per-file freshness check, after the answer
     return 0
+
+
+def _shown(host_name: str) -> str:
+    """The host argument as the log may hold it: a host engram knows by name, else only its
+    length (a pasted token in the host's place must not land in a log)."""
+    try:
+        import os
+
+        from engram import host_registry
+
+        known = host_name.isascii() and host_name.replace("-", "").isalnum() and os.path.isfile(
+            os.path.join(host_registry._hosts_folder(), f"{host_name}.yaml"))
+    except Exception:  # noqa: BLE001 - the log line must still be written
+        known = False
+    return repr(host_name) if known else f"<an unknown host of {len(host_name)} characters>"
 
 
 def leave(code: int) -> NoReturn:

@@ -88,6 +88,18 @@ def test_failure_is_logged_without_payload_text(ws: Path, tmp_path: Path) -> Non
     assert bad.is_dir()
 
 
+def test_a_token_in_the_hosts_place_is_not_logged(ws: Path, tmp_path: Path) -> None:
+    """`engram hook <token>` (a paste in the wrong place): it fails open, and the log names
+    the host only when engram knows it."""
+    token = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    for host in (token, token.lower()[4:], "claude"):
+        done = run_process(host, b"{ not json")
+        assert done.returncode == 0
+    log = (tmp_path / "state" / "logs" / "hook.log").read_text()
+    assert token not in log and token.lower()[4:12] not in log and token[4:12] not in log
+    assert "an unknown host of 40 characters" in log
+
+
 def test_oversized_stdin_is_refused(ws: Path) -> None:
     big = json.dumps(payload("claude", "UserPromptSubmit.json", ws, prompt="x" * (9 * 1024 * 1024)))
     done = run_process("claude", big.encode())
