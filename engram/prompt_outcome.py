@@ -50,11 +50,13 @@ def read_window(path: str, offset: int) -> bytes:
 def blocked_prompts(window: bytes, note: str) -> list[tuple[int, str]]:
     """The prompts the host says were blocked in `window`: (where the note's line ends, the
     prompt as the note quotes it), for each line holding `note` and a quoted prompt."""
-    import json
-
     found: list[tuple[int, str]] = []
     needle = note.encode("utf-8")
     at = window.find(needle)
+    if at < 0:
+        return found  # the common case, without the json package (and `re`, which it imports)
+    import json
+
     while at >= 0:
         start = window.rfind(b"\n", 0, at) + 1
         end = window.find(b"\n", at)

@@ -190,6 +190,22 @@ def test_path_events_and_session_end_import_no_re_json_or_pathlib(tmp_path: Path
     assert "'re'" in _imports_of(end, "control")  # the check sees an import
 
 
+def test_a_prompt_after_a_prompt_that_sent_imports_no_re_or_json(tmp_path: Path) -> None:
+    """The prompt after one that sent bodies reads Claude's transcript for a note that the
+    user's own hook blocked it (engram.prompt_outcome): with no note there, that takes no
+    regular expressions and no json package."""
+    ws = make_workspace(tmp_path / "proj", cards=CODE_CARDS)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type":"user","message":{"content":"hi"}}\n' * 50, encoding="utf-8")
+    ask = payload("claude", "UserPromptSubmit.json", ws, prompt="how do receipts work?",
+                  transcript_path=str(transcript))
+    assert sent_ids(context(_imports_of(ask).split("\n")[0])) == ["receipts"]
+    held = json.loads(Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+                      .read_text(encoding="utf-8"))
+    assert [e.get("unconfirmed") for e in held["entries"].values()][0], held
+    assert "BAD []" in _imports_of(ask)
+
+
 def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
     cards = {f"topic{i}": f"---\nid: topic{i}\ntitle: Topic {i}\ntags: [topic{i}]\n---\n"
                           f"Body of topic number {i}.\n" for i in range(20)}
