@@ -125,7 +125,9 @@ def coerce(key: str, raw: Any) -> Any:
         elif not isinstance(raw, bool):
             raise EngramError(f"{key} must be true or false, not {raw!r}")
     elif setting.kind is list:
-        if isinstance(raw, str):
+        if isinstance(raw, str) and raw.strip().startswith("["):
+            value = _json_list(key, raw)
+        elif isinstance(raw, str):
             value = [part.strip() for part in raw.split(",") if part.strip()]
         elif not (isinstance(raw, list) and all(isinstance(v, str) for v in raw)):
             raise EngramError(f"{key} must be a list of strings")
@@ -137,6 +139,25 @@ def coerce(key: str, raw: Any) -> Any:
             raise EngramError(f"invalid value {raw!r} for {key}",
                               "valid values: " + ", ".join(setting.choices))
     return value
+
+
+def _json_list(key: str, raw: str) -> list[str]:
+    """A list setting given as a JSON list (`["docs/mem", "notes"]`), as the config file holds
+    it; a value that starts like one and is not a list of strings is refused, never stored as
+    one odd item."""
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        value = exc
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        problem = f"not valid JSON: {value}" if isinstance(value, ValueError) else \
+            "not a list of strings"
+        raise EngramError(f"{key}: {raw.strip()!r} looks like a JSON list but is {problem}",
+                          'write it as a JSON list of strings (\'["docs/mem", "notes"]\') or '
+                          "comma-separated (docs/mem,notes)")
+    return list(value)
 
 
 def read_file(path: "str | os.PathLike[str]") -> dict[str, Any]:

@@ -526,7 +526,8 @@ def test_generated_rule_folder_ignores_itself_in_git(workspace: Path) -> None:
     scoped_card(workspace)
     native(workspace)
     assert engram("link", "claude", cwd=workspace) == 0
-    assert (workspace / ".claude/rules/engram/.gitignore").read_text().splitlines()[-1] == "*"
+    lines = (workspace / ".claude/rules/engram/.gitignore").read_text().splitlines()
+    assert lines[1:] == ["/.gitignore", "/py-style.md"]
 
 
 # -- backups and restore ----------------------------------------------------------------------

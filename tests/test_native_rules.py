@@ -49,7 +49,8 @@ def test_sync_writes_updates_removes_stale_and_skips_unsafe(tmp_path: Path) -> N
     changed = sync_rules(rules, [card("a"), card("b"), card("always", ()), card("../evil")])
     assert sorted(p.name for p in changed) == ["a.md", "b.md"]
     assert sorted(p.name for p in rules.iterdir()) == [".gitignore", "a.md", "b.md"]
-    assert (rules / ".gitignore").read_text().endswith("*\n")  # the folder ignores itself
+    # engram's files ignore themselves, one by one (a file of the user's there is not ignored)
+    assert (rules / ".gitignore").read_text().splitlines()[1:] == ["/.gitignore", "/a.md", "/b.md"]
     assert not (tmp_path / ".claude" / "rules" / "evil.md").exists()
     assert sync_rules(rules, [card("a"), card("b")]) == []  # nothing changed: nothing written
     changed = sync_rules(rules, [card("a", body="New body.")])
