@@ -287,3 +287,28 @@ def test_no_hook_timed_out(convo: Conversation, edited: Conversation, proof: Con
                            prompt_then_read: Conversation) -> None:
     verdict(convo, "hook durations, no timeout",
             timing_problems(convo, edited, proof, prompt_then_read))
+
+
+@pytest.fixture(scope="module")
+def legacy(version: str) -> Iterator[Conversation]:
+    """A project settings file with `enabled`, `disabled` and `notifications` inside `hooks`
+    (their place before `hooksConfig`, which Gemini skips when it reads the events): link
+    keeps them and Gemini runs engram's hooks beside them."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        settings = c.workspace / ".gemini" / "settings.json"
+        settings.parent.mkdir(exist_ok=True)
+        settings.write_text(json.dumps({"hooks": {"enabled": True, "disabled": [],
+                                                  "notifications": False}}), encoding="utf-8")
+        c.link()
+        c.run("legacy", prompt("Hello there.", resume=False))
+        yield c
+
+
+def test_settings_inside_hooks_are_kept_and_the_hooks_run(legacy: Conversation) -> None:
+    hooks = json.loads((legacy.workspace / ".gemini" / "settings.json").read_text())["hooks"]
+    problems = [f"{key} not kept" for key, value in
+                (("enabled", True), ("disabled", []), ("notifications", False))
+                if hooks.get(key) != value]
+    problems += run_problems(legacy, "legacy") + check_memory(legacy.requests("legacy"), "overview")
+    verdict(legacy, "hooks.enabled/disabled/notifications kept, hooks run", problems)
