@@ -138,7 +138,19 @@ def coerce(key: str, raw: Any) -> Any:
                 setting.or_path and os.path.isabs(os.path.expanduser(raw))):
             raise EngramError(f"invalid value {raw!r} for {key}",
                               "valid values: " + ", ".join(setting.choices))
+        if setting.or_path and raw not in setting.choices and not _names_engram(raw):
+            # engram finds its own hook entries by the program's name: an entry run by
+            # another name would never be found again (each link adding one more, unlink
+            # leaving them all)
+            raise EngramError(f"{key}: {raw!r} does not name an engram executable",
+                              "give the path of an `engram` script (or a link named engram)")
     return value
+
+
+def _names_engram(path: str) -> bool:
+    """Is the file this path names called `engram` (`engram.exe`, `engram.cmd` on Windows)?"""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return base in ("engram", "engram.exe", "engram.cmd", "engram.bat", "engram-script.py")
 
 
 def _json_list(key: str, raw: str) -> list[str]:

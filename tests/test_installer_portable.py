@@ -16,6 +16,7 @@ import pytest
 from conftest import load_payload
 from installer_helpers import engram
 
+from engram import config
 from engram.installer import command
 
 VENV_ENGRAM = Path(sys.executable).parent / "engram"
@@ -204,3 +205,18 @@ def test_doctor_warns_about_a_shim_and_a_launchers_short_path(
     fixes = [w["fix"] for w in warnings]
     assert fixes[0].endswith("`engram link claude --local` / `engram link HOST --global`")
     assert fixes[1].endswith("`engram link HOST --global` (or `engram link claude --local`)")
+
+
+@pytest.mark.parametrize("path", ["/opt/tools/engram-dev", "/opt/tools/my-wrapper"])
+def test_hooks_command_names_an_engram_executable_or_is_refused(workspace: Path, path: str) -> None:
+    """engram finds its own entries by the program's name (`engram`): a path named otherwise
+    was written, then never found again, so each link added the entries once more and unlink
+    left them all. Such a path is refused, and the file stays as it was."""
+    assert engram("link", "codex", cwd=workspace) == 0
+    before = (workspace / ".codex/hooks.json").read_text()
+    assert engram("config", "set", "hooks.command", path, cwd=workspace) == 1
+    assert engram("link", "codex", cwd=workspace) == 0
+    assert (workspace / ".codex/hooks.json").read_text() == before
+    for name in ("/opt/tools/engram", "/opt/tools/engram.exe", "C:/Tools/engram.cmd"):
+        if os.path.isabs(name):
+            assert config.coerce("hooks.command", name) == name
