@@ -111,7 +111,9 @@ def restore(key: str, now: float) -> dict[str, Any] | None:
     path = _evicted_path(key)
     try:
         raw = fileio.read_bounded(path, MAX_EVICTED_BYTES)
-    except OSError:  # none set aside (the usual case), not a regular file, or too large
+    except FileNotFoundError:
+        return None
+    except (OSError, fileio.NotRegularFile, fileio.FileTooLarge):
         return None
     try:
         kept = json_accel.loads(raw)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from engram import glob_match
+from engram.glob_match import path_keys  # noqa: F401 - where the router found it before
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

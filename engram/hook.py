@@ -144,8 +144,7 @@ class HookCall:
     """The state of one call: host definition, event, workspace, index and settings."""
 
     def __init__(self, host_def: Mapping[str, Any], event: Event, workspace: Any,
-                 index: CompiledIndex, write: Callable[[str], None] | None = None,
-                 payload_digest: str = "") -> None:
+                 index: CompiledIndex, write: Callable[[str], None] | None = None) -> None:
         self.runtime: Mapping[str, Any] = host_def.get("runtime") or {}
         self.answer = answer_spec(self.runtime)
         self.write = write
@@ -173,7 +172,7 @@ class HookCall:
             tuple(self.runtime.get("loads_natively") or ()), workspace.location)
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
-        self.payload_digest = payload_digest  # a start's raw payload, xxh64 (`_start_seen`)
+        self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
@@ -375,6 +374,7 @@ class HookCall:
             entry["resume_drops"] = sorted(set(entry.get("resume_drops") or []) | set(result.sent_keys))
         if event.kind == "prompt":
             self._hold_until_seen(entry, result)
+        if event.kind == "prompt":
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:
                 entry["last_routed"] = prompt_keys
@@ -627,9 +627,8 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
         firing_log.record(host, event.name, 0, workspace=ws.key if ws is not None else "")
         return _written(write, "" if event.silent else empty_answer(shape))
     index = index_module.load_or_build(ws, defer=defer)
-    # Only a start compares its payload with the one that made the last reset.
-    digest = _digest(raw) if event.kind == "start" else ""
-    call = HookCall(host_def, event, ws, index, write, digest)
+    call = HookCall(host_def, event, ws, index, write)
+    call.payload_digest = _digest(raw)
     try:
         result = call.run()
     except Exception as exc:  # noqa: BLE001 - only a damaged index is retried
@@ -639,7 +638,8 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
         # transaction writes nothing on an exception), so set the index aside and go again.
         index.db.close()
         index_module.set_aside(ws, f"damaged ({type(exc).__name__} while routing)")
-        call = HookCall(host_def, event, ws, index_module.load_or_build(ws), write, digest)
+        call = HookCall(host_def, event, ws, index_module.load_or_build(ws), write)
+        call.payload_digest = _digest(raw)
         result = call.run()
     text = call.written
     if text is None:

@@ -91,14 +91,18 @@ def _run(args: list[str]) -> int:
 
 
 def _shown(host_name: str) -> str:
-    """The host argument as the log may hold it: the name of a host engram knows (by name or
-    alias), else only its length (a pasted token in the host's place must not land in a log)."""
+    """The host argument as the log may hold it: a host engram knows by name, else only its
+    length (a pasted token in the host's place must not land in a log)."""
     try:
+        import os
+
         from engram import host_registry
 
-        return repr(host_registry.canonical_name(host_name))
-    except Exception:  # noqa: BLE001 - unknown, or no definitions to ask: the line is still written
-        return f"<an unknown host of {len(host_name)} characters>"
+        known = host_name.isascii() and host_name.replace("-", "").isalnum() and os.path.isfile(
+            os.path.join(host_registry._hosts_folder(), f"{host_name}.yaml"))
+    except Exception:  # noqa: BLE001 - the log line must still be written
+        known = False
+    return repr(host_name) if known else f"<an unknown host of {len(host_name)} characters>"
 
 
 def leave(code: int) -> NoReturn:
