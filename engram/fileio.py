@@ -12,7 +12,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO
+    from typing import IO, Callable
 
 try:  # POSIX
     import fcntl
@@ -164,13 +164,16 @@ def _temp_name(target: str) -> str:
 
 
 def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | None = None,
-                       durable: bool = True, owner: tuple[int, int] | None = None) -> None:
+                       durable: bool = True, owner: tuple[int, int] | None = None,
+                       check: "Callable[[], None] | None" = None) -> None:
     """Write `data` to a unique temp file beside `path`, then os.replace it over `path`:
     readers see the old file or the new one, never a torn one. Keeps `path`'s mode when it
     exists (or uses `mode`). `owner` (uid, gid): give the new file that owner before it
     replaces `path`; when that is not permitted, PermissionError and `path` is untouched.
     `durable=False` skips the fsync for files engram can rebuild (caches) on the hook's hot
-    path."""
+    path. `check()` runs once the new file is ready, just before it replaces `path`: what it
+    raises leaves `path` untouched (a file another program saved meanwhile is not
+    overwritten by a text computed from the one before)."""
     target = os.fspath(path)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     if mode is None:
@@ -191,6 +194,8 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
             if durable:
                 os.fsync(tmp.fileno())
         os.chmod(tmp_name, 0o644 if mode is None else mode)
+        if check is not None:
+            check()
         os.replace(tmp_name, target)
     except BaseException:
         try:

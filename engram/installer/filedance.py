@@ -445,10 +445,34 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+class _Changed(Exception):
+    """The file no longer holds the bytes engram read: another program saved it meanwhile."""
+
+
+def _unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
+    """A check that `target` still holds `data` (None: still absent), run at the last moment
+    before engram replaces or removes it. The host saves its settings whenever the user
+    changes one; engram's backup and its fsynced new file take long enough for such a save to
+    land after the first comparison."""
+
+    def check() -> None:
+        try:
+            now = _read(target)
+        except ShapeError:
+            raise _Changed() from None
+        if now != data:
+            raise _Changed()
+
+    return check
+
+
 def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) -> Path | None:
-    """Back `data` up, then make the file hold `after` (None: remove it)."""
+    """Back `data` up, then make the file hold `after` (None: remove it). _Changed, with the
+    file as the other program left it, when it no longer holds `data`."""
     saved = _backup(target, data) if data is not None else None
+    check = _unchanged(target, data)
     if after is None:
+        check()
         if path.is_symlink():
             path.unlink()  # the link was the config; its target may be shared
         else:
@@ -464,7 +488,7 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
         owner = _owner(target) if data is not None else new_owner(target)
         if data is None:
             remember_made(make_parents(target, owner))
-        atomic_write_bytes(target, after, mode=mode, owner=owner)
+        atomic_write_bytes(target, after, mode=mode, owner=owner, check=check)
     return saved
 
 
@@ -489,7 +513,10 @@ def change_file(path: Path, compute: Callable[[str | None], str | None], place: 
             if is_original is not None and is_original(before):
                 _record_original(target, data, missing_parents(target) if data is None else [])
             encoded = None if after is None else after.encode("utf-8")
-            return Outcome(before, after, _replace(path, target, data, encoded))
+            try:
+                return Outcome(before, after, _replace(path, target, data, encoded))
+            except _Changed:
+                continue
     raise ShapeError("(file)", "kept changing while engram tried to update it",
                      "close the program that is writing it and run the command again")
 
@@ -498,14 +525,19 @@ def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> 
     """Put a saved state back (the current file is backed up first)."""
     check_place(path, place)
     target = target_of(path)
-    lock = paths.state_dir() / "locks" / f"{_key(target)}.lock"
-    with exclusive_lock(lock, timeout=15.0):
-        data = _read(target)
-        wanted = chosen.data()
-        if data == wanted or dry_run:
-            return Outcome(_text(data), _text(wanted))
-        _check_writable(target)
-        return Outcome(_text(data), _text(wanted), _replace(path, target, data, wanted))
+    with exclusive_lock(paths.lock_file_for(target), timeout=15.0):
+        for _ in range(_ATTEMPTS):
+            data = _read(target)
+            wanted = chosen.data()
+            if data == wanted or dry_run:
+                return Outcome(_text(data), _text(wanted))
+            _check_writable(target)
+            try:
+                return Outcome(_text(data), _text(wanted), _replace(path, target, data, wanted))
+            except _Changed:
+                continue  # backed up again as the other program left it, then restored
+    raise ShapeError("(file)", "kept changing while engram tried to restore it",
+                     "close the program that is writing it and run the command again")
 
 
 def _text(data: bytes | None) -> str | None:
