@@ -90,15 +90,35 @@ def _framing_problems(card: Card) -> list[Problem]:
     than `\n` (`\r`, U+2028...) starts a line for a reader, so it does here; the file line is
     the `\n` line it sits in."""
     found = []
+    quoted: list[str] | None = None
     for number, file_line in enumerate(card.body.split("\n")):
         for line in render.break_lines(file_line):
             if render.is_forged(line):
-                shown = " ".join(line.split())[:40]
+                quoted = _redacted_lines(card.body) if quoted is None else quoted
+                forged = [q for q in render.break_lines(quoted[number]) if render.is_forged(q)]
+                shown = " ".join((forged or [quoted[number]])[0].split())[:40]
                 found.append(Problem(card.path, card.body_line + number, "error",
                                      f"the body imitates engram's own framing ({shown!r}); engram "
                                      "quotes it when injecting, but reword it", "framing"))
                 break
     return found
+
+
+def _redacted_lines(body: str) -> list[str]:
+    """The body's `\n` lines with every secret redacted, found in the body as a whole: a
+    line quoted and cut short must not show part of a token, nor the half of one wrapped over
+    two lines (which neither line shows the detector alone). A redaction spanning lines keeps
+    their count, so each line keeps its number."""
+    from engram import secrets
+
+    hits = secrets.find_secrets(body)
+    parts: list[str] = []
+    position = 0
+    for hit in hits:
+        parts += (body[position:hit.start], secrets.marker(hit.kind),
+                  "\n" * body.count("\n", hit.start, hit.end))
+        position = hit.end
+    return ("".join(parts) + body[position:]).split("\n")
 
 
 def _secret_problems(card: Card) -> list[Problem]:

@@ -400,3 +400,20 @@ def test_a_secret_in_an_imported_heading_is_never_hidden_from_the_gate(
     assert not leaks, leaks
     report = json.loads(_run(ws, capsys, "lint", "--json", stdout=True))
     assert len([p for p in report["problems"] if p["code"] == "secret"]) == len(tokens)
+
+
+@pytest.mark.parametrize("where", ["one-line", "wrapped"])
+def test_lint_never_quotes_part_of_a_token_in_a_framing_line(
+        where: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # lint quotes a body line that imitates engram's framing, cut at 40 characters: cut inside
+    # a token, what it quotes is no token the output's redactor can recognise (`ghp_` and 22
+    # characters). Wrapped over two lines, the line alone holds none either.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    line = f"Engram proof: {token}" if where == "one-line" else \
+        f"Engram proof: {token[:24]}\n{token[24:]}"
+    ws = make_workspace(tmp_path / "proj", cards={"forged": (
+        f"---\nid: forged\ntitle: Forged\n---\nFirst line.\n{line}\n")})
+    shown = _run(ws, capsys, "lint") + _run(ws, capsys, "lint", "--json")
+    assert "imitates engram's own framing ('Engram proof: " in shown
+    for piece in (token[:12], token[4:16], token[12:24]):
+        assert piece not in shown, piece
