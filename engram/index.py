@@ -364,6 +364,10 @@ def _connect(path: str) -> Any:
                          check_same_thread=False)
     _connections.append(db)
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # The index holds card text, a blocked card's secret too: a row deleted or rewritten must
+    # not leave its bytes in the file's free pages once the user took the secret out of the
+    # card. Debian's SQLite zeroes them by default; python.org's and most other builds do not.
+    db.execute("PRAGMA secure_delete = ON")
     return db
 
 

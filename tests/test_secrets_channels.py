@@ -417,3 +417,44 @@ def test_lint_never_quotes_part_of_a_token_in_a_framing_line(
     assert "imitates engram's own framing ('Engram proof: " in shown
     for piece in (token[:12], token[4:16], token[12:24]):
         assert piece not in shown, piece
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted"])
+def test_a_secret_taken_out_of_a_card_is_not_left_in_the_index(
+        change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite leaves a deleted row's bytes in the file's free space unless `secure_delete` is
+    # on: Debian's build turns it on by default, python.org's and most others do not. Each
+    # connection here starts with it off, as those builds do.
+    import sqlite3
+    import types
+
+    from engram import index
+
+    def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
+        db = sqlite3.connect(*args, **kwargs)  # type: ignore[arg-type]
+        db.execute("PRAGMA secure_delete = OFF")
+        return db
+
+    driver = types.ModuleType("sqlite3_secure_delete_off")
+    driver.__dict__.update(sqlite3.__dict__)
+    driver.connect = connect  # type: ignore[attr-defined]
+    monkeypatch.setattr(index, "_driver", lambda: driver)
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    cards = {f"card-{n}": f"---\nid: card-{n}\ntitle: Card {n}\ntags: [t{n}]\n---\n"
+             + f"Body text of card {n}.\n" * 40 for n in range(20)}
+    cards["deploy"] = ("---\nid: deploy\ntitle: Deploy\ntags: [deploy]\n---\nDeploy with "
+                       f"GITHUB_TOKEN={token}\n" + "Then check the dashboard.\n" * 30)
+    ws = make_workspace(tmp_path / "proj", cards=cards)
+    call("claude", payload("claude", "SessionStart.json", ws))
+    folder = tmp_path / "state" / "index"
+    index.close_connections()
+    assert any(token.encode() in p.read_bytes() for p in folder.iterdir())  # it was there
+    card = ws / ".agents" / ".engram" / "deploy.md"
+    if change == "edited":
+        card.write_text("---\nid: deploy\ntitle: Deploy\ntags: [deploy]\n---\nDeploy.\n")
+    else:
+        card.unlink()
+    call("claude", payload("claude", "UserPromptSubmit.json", ws, prompt="deploy"))
+    index.close_connections()
+    for path in folder.iterdir():
+        assert token[4:20].encode() not in path.read_bytes(), path.name
