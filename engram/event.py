@@ -19,13 +19,22 @@ MAX_CODE_CHARS: Final = 64 * 1024
 # Payload fields engram stores (the delivery cache key and entry): a longer session or agent id
 # is stored as its hash, so a 5 MB id cannot grow the cache by 5 MB a call.
 MAX_ID_CHARS: Final = 128
+# An id stored as the host gave it: hex digits and dashes (the hosts' UUIDs, Claude Code's
+# agent ids), or a short word. Any other is stored as its hash, so an id that is a token
+# (`ghp_...`, `AKIA...`, a line with `password=`) never lands in a file; no token the secret
+# detector knows by its shape alone is a word of fewer characters.
+SHORT_ID_CHARS: Final = 20
+_HEX_ID: Final = frozenset("0123456789abcdefABCDEF-")
+_WORD_ID: Final = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-")
 # No real directory has a longer path (PATH_MAX); a longer cwd would cost every walk up it.
 MAX_CWD_CHARS: Final = 4096
 
 
 def bounded_id(value: str) -> str:
-    """`value`, or a stable hash of it when it is longer than MAX_ID_CHARS."""
-    if len(value) <= MAX_ID_CHARS:
+    """`value`, or a stable hash of it when it is longer than MAX_ID_CHARS or of another
+    shape than the hosts' ids (a token pasted there, a hostile payload)."""
+    if len(value) <= MAX_ID_CHARS and _HEX_ID.issuperset(value) or \
+            len(value) < SHORT_ID_CHARS and _WORD_ID.issuperset(value):
         return value
     import xxhash
 

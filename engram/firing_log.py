@@ -59,6 +59,8 @@ def record(host: str, event: str, answered_bytes: int, duration_ms: float | None
 
 
 OTHER_FILES = " (other files)"
+# What a rule-load row holds for a file that is not one of engram's: its name is not kept.
+OTHER_RULE = "(other)"
 
 
 def read(workspace: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:

@@ -644,9 +644,13 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     text = call.written
     if text is None:
         text = _written(write, call.encoded(result))
+    # A rule file is named only when it is engram's copy of a card the index holds (ids pass
+    # the secret gate); another file's name, which the payload gave, is not kept.
+    ours = bool(call.generated_rule) and call.index.slot_of(call.generated_rule) is not None
     firing_log.record(host, event.name, len(text.encode("utf-8")),
-                      (time.perf_counter() - started) * 1000, workspace=ws.key, rule=call.rule_file,
-                      engram_rule=bool(call.generated_rule))
+                      (time.perf_counter() - started) * 1000, workspace=ws.key,
+                      rule=(call.rule_file if ours else firing_log.OTHER_RULE) if call.rule_file
+                      else "", engram_rule=ours)
     return text
 
 

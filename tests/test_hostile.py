@@ -417,3 +417,56 @@ def test_a_card_in_two_cycles_is_reported_not_a_crash(tmp_path: Path) -> None:
 
     codes = {p.code for p in index.load_or_build(workspace.load(ws)).problems}
     assert "cyclic-dependency" in codes
+
+
+# Payload fields engram reads to tell events apart: the rest of every string may hold anything.
+_KEPT_FIELDS = ("hook_event_name", "cwd", "transcript_path", "tool_name", "source", "trigger",
+                "reason", "matcher", "hook_name")
+
+
+def _plant(node: object, tokens: list[str], path: str = "") -> object:
+    """`node` with a token in every string engram may store: an id becomes the token, a path
+    gets it as its file name, any other text gets it after `password=` and alone."""
+    if isinstance(node, dict):
+        return {k: v if k in _KEPT_FIELDS else _plant(v, tokens, f"{path}.{k}")
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plant(v, tokens, path) for v in node]
+    if not isinstance(node, str):
+        return node
+    token = TOKENS[list(TOKENS)[len(tokens) % len(TOKENS)]]
+    tokens.append(token)
+    if path.endswith(("session_id", "agent_id", "_id", "Id")):
+        return token
+    if path.endswith(("file_path", "filePath", "path")) and "/" in node:
+        return node.rsplit("/", 1)[0] + f"/{token}.md"
+    return f"{node} password={token} {token}"
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini"])
+def test_no_payload_field_holding_a_secret_is_stored(host: str, tmp_path: Path) -> None:
+    """Session and agent ids, tool inputs and responses, a rule file's name: whatever a
+    payload holds besides the fields that name the event, engram keeps none of it in a file
+    (the delivery cache and its session lists, the firing log, logs, the session queue)."""
+    from conftest import FIXTURES
+
+    ws = make_workspace(tmp_path / "proj", config={"hooks": {"path_rules": "native"}})
+    (ws / ".claude" / "rules" / "engram").mkdir(parents=True)
+    planted: list[str] = []
+    for fixture in sorted((FIXTURES / "payloads" / host).glob("*.json")):
+        document = _plant(json.loads(fixture.read_text(encoding="utf-8")), planted)
+        assert isinstance(document, dict)
+        document["cwd"] = str(ws)
+        if "file_path" in document:  # InstructionsLoaded: a rule file in the workspace
+            document["file_path"] = str(ws / ".claude" / "rules" / "engram" / Path(
+                document["file_path"]).name)
+        call(host, document)
+    assert len(planted) > 20
+    written = {}
+    for folder in (tmp_path / "state", ws / ".claude", ws / ".agents"):
+        for path in folder.rglob("*"):
+            if path.is_file() and path.suffix != ".md" and "index" not in path.parts:
+                written[str(path)] = path.name + "\n" + path.read_text(errors="replace")
+    leaks = [f"{token[:8]}... in {name}" for token in set(planted)
+             for name, text in written.items() if token in text]
+    assert not leaks, leaks
