@@ -16,10 +16,17 @@ if TYPE_CHECKING:
 @frozen
 class Routed(Record):
     id: str
-    key: str  # id@content-hash
+    key: str  # id@hash of what the model reads of the card (card.view_hash)
     item: Item
     always: bool = False
     slot: int = -1  # where the card lives in the index, to read its body when it is sent
+    # id@hash of the card file's bytes: the key a record written before keys named what the
+    # model reads holds for this very content (still delivered after an upgrade).
+    file_key: str = ""
+
+
+def is_delivered(routed: Routed, delivered: set[str]) -> bool:
+    return routed.key in delivered or (bool(routed.file_key) and routed.file_key in delivered)
 
 
 @frozen
@@ -48,8 +55,8 @@ def split(routed: list[Routed], delivered: set[str], mode: str) -> tuple[list[Ro
     """(new, already delivered). In `always` mode everything routed is new again."""
     if mode == "always":
         return list(routed), []
-    new = [r for r in routed if r.key not in delivered]
-    already = [r for r in routed if r.key in delivered]
+    new = [r for r in routed if not is_delivered(r, delivered)]
+    already = [r for r in routed if is_delivered(r, delivered)]
     return new, already
 
 

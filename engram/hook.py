@@ -104,9 +104,10 @@ def _current(index: CompiledIndex, routed: list[delta.Routed],
             log.note(f"card {r.id} changed since the index was compiled and {why}: not sent",
                      name="hook.log")
             continue
-        fresh = r.replace(key=f"{card.id}@{card.content_hash}", item=r.item.replace(
-            title=card.title, card=card.card, body=card.body, priority=card.priority))
-        (found if fresh.key in delivered else send).append(fresh)
+        fresh = r.replace(key=card.key, file_key=f"{card.id}@{card.content_hash}",
+                          item=r.item.replace(title=card.title, card=card.card, body=card.body,
+                                              priority=card.priority))
+        (found if delta.is_delivered(fresh, delivered) else send).append(fresh)
     return send, found
 
 
@@ -126,8 +127,8 @@ def _routed(index: CompiledIndex, slots: list[int],
 
             if native_loads.native_file(native[0], native[1], row.path, row.provenance):
                 continue
-        routed.append(delta.Routed(row.id, f"{row.id}@{row.hash}", _item(index, slot, rank),
-                                   bool(row.always), slot))
+        routed.append(delta.Routed(row.id, f"{row.id}@{row.view}", _item(index, slot, rank),
+                                   bool(row.always), slot, f"{row.id}@{row.hash}"))
     return routed
 
 
@@ -509,13 +510,14 @@ class HookCall:
         slots = list(self.index.data["always"])
         slots += [s for s in self.slots_for_keys(entry.get("last_routed") or []) if s not in slots]
         routed = _routed(self.index, slots, self.native)
-        keys = sorted(r.key for r in routed)
+        # The slot is named by its cards' file keys: an edit of a fold line refills it too.
+        keys = sorted(r.file_key for r in routed)
         token = delta.slot_token(keys, self.unit, self.limit, self.proof)
         if token == held and not refill:
             delivery.touch(entry, now)
             return delta.Answer("", (), 0, action="retain")
         routed, _found = _current(self.index, routed, set())
-        keys = sorted(r.key for r in routed)
+        keys = sorted(r.file_key for r in routed)
         result = delta.answer(routed, [], keys, self.proof, self.unit, self.limit)
         if result.text:
             result = result.replace(slot=delta.slot_token(keys, self.unit, self.limit, self.proof))
@@ -536,7 +538,7 @@ class HookCall:
         if slot is None:
             return
         row = self.index.row(slot)
-        delivery.mark_delivered(entry, [f"{row.id}@{row.hash}"], now)
+        delivery.mark_delivered(entry, [f"{row.id}@{row.view}"], now)
         from engram import log
 
         log.note(f"{self.event.host} {self.event.name} native rule loaded: {row.id}",
@@ -560,7 +562,7 @@ class HookCall:
             # row): a concurrent refresh cannot pair one commit's verdict with another's text.
             judged = self.index.judged_cards(slots)
             scoped = [card for card, _secret in judged if card.applies_to]
-            verdicts = {card.key: secret for card, secret in judged}
+            verdicts = {card.file_key: secret for card, secret in judged}
             # Never through a committed symlink that leads out of the workspace.
             native_rules.sync_rules(Path(rules_dir), scoped, root=self.workspace.location,
                                     follow=self.settings.get("install.follow_symlinks") is True,

@@ -51,7 +51,7 @@ class _Light:
 def _card_tuple(card: Card) -> tuple[Any, ...]:
     return (card.id, card.title, card.card, card.type, card.tags, card.applies_to, card.always,
             card.priority, card.depends_on, card.format, card.body_line, card.provenance,
-            card.body, card.content_hash, card.path, card.root)
+            card.body, card.content_hash, card.path, card.root, card.view_hash)
 
 
 def _body_span(text: str, body: str) -> tuple[int, int]:

@@ -16,19 +16,20 @@ if TYPE_CHECKING:
     from engram.card import Card
     from engram.problems import Problem
 
-INDEX_FORMAT: Final = 14  # 10: cards carry lint warnings (unknown keys) and every error
+INDEX_FORMAT: Final = 15  # 10: cards carry lint warnings (unknown keys) and every error
 # 11: head sizes per card and head counts per term (routing by what a card says it is about)
 # 12: heads carry the synonym concepts they name (engram.synonyms)
 # 13: cards carry the names they give as code (engram.code_names)
 # 14: globs are stored as engram.glob_match specs (the regex only where a spec cannot say it)
+# 15: cards carry the hash of what the model reads of them (the delivery key's)
 PY_TAG: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
 
 # Card tuple positions (the whole card, body included).
 (K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,
- K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT) = range(16)
+ K_BODY_LINE, K_PROVENANCE, K_BODY, K_HASH, K_PATH, K_ROOT, K_VIEW) = range(17)
 # Light row positions: the card without its body, plus where the body lies in the file.
 (C_ID, C_TITLE, C_CARD, C_TYPE, C_TAGS, C_APPLIES, C_ALWAYS, C_PRIORITY, C_DEPENDS, C_FORMAT,
- C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT) = range(16)
+ C_BODY_LINE, C_PROVENANCE, C_BODY_SPAN, C_HASH, C_PATH, C_ROOT, C_VIEW) = range(17)
 
 
 class Row(tuple):  # type: ignore[type-arg]
@@ -106,6 +107,12 @@ class Row(tuple):  # type: ignore[type-arg]
     @property
     def hash(self) -> str:
         value: str = self[C_HASH]
+        return value
+
+    @property
+    def view(self) -> str:
+        """The hash of what the model reads of the card (`card.view_hash`)."""
+        value: str = self[C_VIEW]
         return value
 
     @property

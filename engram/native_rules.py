@@ -106,7 +106,7 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
     `dry_run`, that would be). With `root`, writes nothing when the folder leads outside it
     (unless the user set `follow`). Never raises on I/O.
 
-    `secret_verdicts`: card key (`id@content hash`) -> whether the compiled index found a
+    `secret_verdicts`: card file key (`id@content hash`) -> whether the compiled index found a
     secret in that content. A verdict is used only for a card of that exact key: the key names
     the content it was given for, and any other card (an edit since, another hash) is scanned."""
     from engram import secrets
@@ -166,7 +166,7 @@ def sync_rules(rules_dir: Path, cards: Iterable["Card"], dry_run: bool = False,
 def _holds_secret(card: "Card", verdicts: Mapping[str, bool] | None) -> bool:
     from engram import secrets
 
-    known = verdicts.get(card.key) if verdicts else None
+    known = verdicts.get(card.file_key) if verdicts else None
     return known if known is not None else secrets.has_secrets(secrets.card_text(card))
 
 

@@ -72,7 +72,9 @@ The body.
     assert card.body.startswith("# Heading") and card.body_line == 15
     assert dict(card.provenance)["authority"] == "instruction"
     assert dict(card.provenance)["created"] == "2026-01-02"  # a YAML date, kept as text
-    assert card.key == f"my-card@{card.content_hash}"
+    # Delivered under what the model reads (title, body); checked for secrets as a file.
+    assert card.key == f"my-card@{card.view_hash}" != card.file_key
+    assert card.file_key == f"my-card@{card.content_hash}"
 
 
 def test_defaults_id_from_stem_card_from_first_sentence_priority_50(tmp_path: Path) -> None:

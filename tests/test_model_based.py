@@ -7,16 +7,18 @@ what `engram hook` runs), each from a cwd the host might report (the workspace, 
 spelled with a trailing slash, `..` or through a symlink, a nested repository with memory of
 its own, a folder outside any workspace; a card of the user's global memory routes in both
 workspaces), interleaved with card edits (in place, same length, rename, add, delete, a secret
-planted). The index's large-store paths are forced with lowered thresholds: the deferred
-freshness check (the stored index answers, the per-file check runs after; here when the test
-says so), the background rebuild of many changed files (likewise), and a first build left to
-the background.
+planted, an edit of what the model never reads: a tag, the scope, `always`). The index's
+large-store paths are forced with lowered thresholds: the deferred freshness check (the
+stored index answers, the per-file check runs after; here when the test says so), the
+background rebuild of many changed files (likewise), and a first build left to the
+background.
 
 The oracle, after every answer:
 - every body sent is its card's current file content, whole;
 - no secret ever leaves;
 - a session (one context: host, session id, subagent; whatever cwd its events report) never
-  gets a body twice without a reset of that session or an edit of that card in between;
+  gets a body twice without a reset of that session or an edit of that card's title or
+  body in between;
 - `already loaded:` names only cards this session was sent since its last reset (and that
   reached the model: not with a prompt the host dropped).
 """
@@ -85,9 +87,10 @@ class Clock:
         return getattr(self.real, name)
 
 
-def card_text(word: str, body: str, always: bool, scoped: bool) -> str:
+def card_text(word: str, body: str, always: bool, scoped: bool, extra: str = "") -> str:
     # Two package names: written code importing both selects the card (engram.code_names).
-    lines = ["---", f"title: {word.title()} notes", f"tags: [{word}, {word}_sdk, {word}_io]"]
+    lines = ["---", f"title: {word.title()} notes",
+             f"tags: [{word}, {word}_sdk, {word}_io{extra}]"]
     if scoped:
         lines.append(f'applies_to: ["src/{word}/**"]')
     if always:
@@ -196,7 +199,8 @@ class ExactlyOnce(RuleBasedStateMachine):
     # --- the store ------------------------------------------------------------------------
     def _write(self, word: str, path: Path | None = None, in_place: bool = False) -> None:
         state = self.cards[word]
-        text = card_text(word, state["body"], state["always"], state["scoped"])
+        text = card_text(word, state["body"], state["always"], state["scoped"],
+                         state.get("extra", ""))
         path = path or self.memory / f"{word}.md"
         if in_place and path.exists():
             with open(path, "r+", encoding="utf-8") as handle:  # the folder's mtime stays
@@ -232,7 +236,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             self._write(word)
 
     # The store changes, one rule drawing the kind of change.
-    CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete")
+    CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3
 
     @rule(kind=st.sampled_from(CHANGES), data=st.data())
     def store_change(self, kind: str, data: st.DataObject) -> None:
@@ -285,6 +289,18 @@ class ExactlyOnce(RuleBasedStateMachine):
         self._forget(new)
         self._write(new, path=self.memory / f"{old}.md")  # the old file holds the new text
         os.replace(self.memory / f"{old}.md", self.memory / f"{new}.md")
+
+    def _unseen(self, data: st.DataObject) -> None:
+        """An edit of what the model never reads of a card (a tag, its scope, `always`): the
+        body block stays the same, so no session may be sent it again."""
+        word = data.draw(st.sampled_from(sorted(self.cards)))
+        field = data.draw(st.sampled_from(("extra", "scoped", "always")))
+        state = self.cards[word]
+        if field == "extra":
+            state["extra"] = "" if state.get("extra") else f", {word}_extra"
+        else:
+            state[field] = not state[field]
+        self._write(word, in_place=data.draw(st.booleans()))
 
     def _delete(self, data: st.DataObject) -> None:
         word = data.draw(st.sampled_from(sorted(self.cards)))

@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-import xxhash
 from hookkit import already, context, make_workspace, payload, sent_ids
 
 from engram import delivery, hook, index, paths, render
@@ -64,7 +63,13 @@ def delivered(ws: Path, session: str) -> list[str]:
 
 
 def key_of(path: Path) -> str:
-    return "release@" + xxhash.xxh64_hexdigest(path.read_bytes())
+    """The delivery key of what the file holds now: its id and the hash of its title and
+    body (what the model reads)."""
+    from engram import index_compile
+
+    card, _secret = index_compile.reparse(str(path), str(path.parent), path.read_bytes())
+    assert card is not None and card.id == "release"
+    return "release@" + card.view_hash
 
 
 def edit_in_place(path: Path, text: str) -> None:

@@ -1,0 +1,155 @@
+"""A card edited between two prompts of one context, as the model sees it: what the model
+reads of a card is its id, its title and its body (`### engram memory: id — title` and the
+body). An edit of any of those is delivered again, once; an edit of what the model never
+reads (tags, `applies_to`, `priority`, `depends_on`, `always`, the one-line fold, the file's
+place) sends nothing again, and the card is listed as already loaded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hookkit import already, context, make_workspace, payload, sent_ids
+
+from engram import delivery, hook, paths
+
+HOSTS = {"claude": ("UserPromptSubmit.json", "SessionStart.json"),
+         "codex": ("UserPromptSubmit.json", "SessionStart.json"),
+         "gemini": ("BeforeAgent.json", "SessionStart.json")}
+
+RELEASE = """---
+id: release
+title: Release checklist
+card: Releases are cut on Tuesdays.
+tags: [release, deploy]
+priority: 30
+---
+Releases are cut from main on Tuesdays. Bump the version, update the changelog, tag.
+"""
+BASE = """---
+id: base
+title: Base rules
+tags: [base]
+---
+Base rules hold everywhere.
+"""
+
+# Edits of what the model never reads: the body block stays byte for byte the same.
+UNSEEN = {
+    "tags": ("tags: [release, deploy]", "tags: [release, deploy, shipping]"),
+    "priority": ("priority: 30", "priority: 75"),
+    "applies_to": ("priority: 30", 'priority: 30\napplies_to: ["release/**"]'),
+    "depends_on": ("priority: 30", "priority: 30\ndepends_on: [base]"),
+    "fold line": ("card: Releases are cut on Tuesdays.", "card: Cut releases on Tuesdays."),
+    "type": ("priority: 30", "priority: 30\ntype: workflow"),
+    "blank lines": ("tag.\n", "tag.\n\n\n"),
+}
+# Edits of what the model reads: the card is sent again.
+SEEN = {
+    "body": ("on Tuesdays. Bump", "on Wednesdays. Bump"),
+    "title": ("title: Release checklist", "title: Release steps"),
+}
+
+
+def _prompt(host: str, ws: Path, session: str = "s1") -> str:
+    name = HOSTS[host][0]
+    return context(hook.handle(host, json.dumps(payload(
+        host, name, ws, prompt="how do we cut a release and deploy?", session_id=session)).encode()))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "proj", cards={"release": RELEASE, "base": BASE})
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("edit", sorted(UNSEEN))
+def test_an_edit_the_model_cannot_see_sends_nothing_again(ws: Path, host: str, edit: str) -> None:
+    first = _prompt(host, ws)
+    assert "release" in sent_ids(first)
+    card = ws / ".agents" / ".engram" / "release.md"
+    old, new = UNSEEN[edit]
+    card.write_text(card.read_text().replace(old, new))
+    again = _prompt(host, ws)
+    assert "release" not in sent_ids(again), f"the same body sent again after a {edit} edit"
+    assert "release" in already(again)
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("edit", sorted(SEEN))
+def test_an_edit_the_model_can_see_is_sent_again_once(ws: Path, host: str, edit: str) -> None:
+    assert "release" in sent_ids(_prompt(host, ws))
+    card = ws / ".agents" / ".engram" / "release.md"
+    old, new = SEEN[edit]
+    card.write_text(card.read_text().replace(old, new))
+    again = _prompt(host, ws)
+    assert sent_ids(again).count("release") == 1
+    assert new.split(": ", 1)[-1] in again
+    third = _prompt(host, ws)
+    assert "release" not in sent_ids(third) and "release" in already(third)
+
+
+def test_an_unchanged_card_moved_to_another_file_is_not_sent_again(ws: Path) -> None:
+    assert "release" in sent_ids(_prompt("claude", ws))
+    memory = ws / ".agents" / ".engram"
+    (memory / "ops").mkdir()
+    (memory / "release.md").rename(memory / "ops" / "release-checklist.md")
+    again = _prompt("claude", ws)
+    assert "release" not in sent_ids(again) and "release" in already(again)
+
+
+def test_an_edit_undone_after_the_model_saw_it_is_sent_again(ws: Path) -> None:
+    """The model's last word on the card is the edited body: the body restored is news."""
+    assert "release" in sent_ids(_prompt("claude", ws))
+    card = ws / ".agents" / ".engram" / "release.md"
+    card.write_text(RELEASE.replace("Tuesdays. Bump", "Wednesdays. Bump"))
+    assert "Wednesdays" in _prompt("claude", ws)
+    card.write_text(RELEASE)
+    restored = _prompt("claude", ws)
+    assert sent_ids(restored) == ["release"] and "on Tuesdays. Bump" in restored
+
+
+def test_a_record_written_before_keys_named_what_the_model_reads_still_counts(ws: Path) -> None:
+    """A session recorded by an engram whose keys hashed the whole file (`id@xxh64 of the
+    file's bytes`) is not sent again what it has, after an upgrade."""
+    import xxhash
+
+    _prompt("claude", ws)
+    cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+    document = json.loads(cache.read_text())
+    (entry,) = document["entries"].values()
+    file_hash = xxhash.xxh64_hexdigest((ws / ".agents" / ".engram" / "release.md").read_bytes())
+    entry["delivered"] = [f"release@{file_hash}"]
+    cache.write_text(json.dumps(document))
+    again = _prompt("claude", ws)
+    assert "release" not in sent_ids(again) and "release" in already(again)
+
+
+@pytest.mark.parametrize("defer", [False, True])
+def test_a_token_planted_where_the_model_does_not_read_is_still_a_secret(
+        ws: Path, defer: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key stays when only the one-line fold changes, but the secret gate judges the
+    whole file: the card is not sent, folded or listed with the token, also from an index
+    that has not seen the edit yet (a large store's deferred check; an edit in place)."""
+    from engram import index
+
+    monkeypatch.setattr(index, "DEFER_MIN_FILES", 1)
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+
+    def ask(session: str) -> str:
+        raw = json.dumps(payload("gemini", "BeforeAgent.json", ws, session_id=session,
+                                 prompt="how do we cut a release and deploy?")).encode()
+        answer = hook.handle("gemini", raw, defer=defer)
+        index._deferred.clear()  # the after-answer check runs in the hook process only
+        return answer
+
+    assert "release" in sent_ids(context(ask("s1")))
+    card = ws / ".agents" / ".engram" / "release.md"
+    with open(card, "r+", encoding="utf-8") as handle:  # the folder's mtime stays
+        handle.write(RELEASE.replace("Releases are cut on Tuesdays.", f"Token {token}."))
+        handle.truncate()
+    for session in ("s2", "s1"):
+        answer = ask(session)
+        assert token not in answer and "release" not in sent_ids(context(answer))
+
