@@ -362,7 +362,16 @@ class HookCall:
             new, already = new[:cap], []
             if not new:
                 return delta.EMPTY
-        # Only the cards to send are read (repeat prompts read no card file at all).
+        if self.index.unchecked and already:
+            # An index answering before its per-file check may list a card edited since: the
+            # session holds the old body. Such a card is read like one to send (and found
+            # delivered when what the model reads is unchanged).
+            stale = [r for r in already if not self.index.unchanged(r.slot)]
+            if stale:
+                already = [r for r in already if r not in stale]
+                new = sorted(new + stale, key=lambda r: r.item.rank)
+        # Only the cards to send are read (repeat prompts read no card file at all, unless
+        # the index is unchecked).
         new, found = _current(self.index, new, delivered if self.mode != "always" else set())
         already += [r for r in found if not r.always]
         result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,

@@ -113,6 +113,10 @@ class CompiledIndex:
         # so nothing may be concluded from its silence (no rule file removed, no session's
         # start counted as done).
         self.building = False
+        # True when answering before the per-file freshness check (a large store's deferred
+        # check, a stored index answering while a child rebuilds): a row's key may name
+        # content its file no longer holds.
+        self.unchecked = False
 
     def meta(self, key: str) -> Any:
         if key not in self._meta:
@@ -183,6 +187,17 @@ class CompiledIndex:
         found = self.db.execute("SELECT card FROM cards WHERE slot = ?", (slot,)).fetchone()
         stored: str = marshal.loads(found[0])[K_BODY]
         return stored
+
+    def unchanged(self, slot: int) -> bool:
+        """Whether the card's file still holds the content its row describes."""
+        try:
+            with open(self.row(slot).path, "rb") as handle:
+                raw = handle.read(_MAX_READ)
+        except OSError:
+            return False
+        import xxhash
+
+        return xxhash.xxh64_hexdigest(raw) == self.row(slot).hash
 
     def current_body(self, slot: int) -> tuple[str | None, bytes | None]:
         """(body, None) when the card's file still holds the content its key names (the
@@ -554,7 +569,8 @@ def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
 # the rest of a hook call does once it is imported, and grows with the store; from 500 cards
 # the detached check costs the host less than waiting for it. What it costs: a card edited
 # in place (no folder mtime changes) is routed on its new text from the next call on, while a
-# body is never sent stale (its bytes are checked against its key before it is sent).
+# body is never sent stale (its bytes are checked against its key before it is sent), nor
+# listed as already loaded once edited (`CompiledIndex.unchecked`: those files are read).
 DEFER_MIN_FILES: Final = int(os.environ.get("ENGRAM_DEFER_MIN_FILES", "500") or 500)
 _deferred: list[tuple[str, list[tuple[str, str]], bool, tuple[str, ...]]] = []
 
@@ -592,7 +608,9 @@ def _load_deferred(path: str, roots: list[tuple[str, str]], follow: bool,
         _opened[path] = db
         return None
     _deferred.append((path, roots, follow, allowed_parents))
-    return CompiledIndex(db, meta)
+    stored = CompiledIndex(db, meta)
+    stored.unchecked = True
+    return stored
 
 
 def finish_deferred() -> None:
@@ -719,7 +737,9 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
                      "refreshing in the background, answering from "
                      f"{'no memory' if first else 'the stored index'} meanwhile")
             if not first:
-                return CompiledIndex(_open(path), meta)
+                stored = CompiledIndex(_open(path), meta)
+                stored.unchecked = True
+                return stored
             # Nothing usable is stored: answer from nothing until the child is done.
             placeholder = CompiledIndex(_memory_db(), {})
             placeholder.building = True

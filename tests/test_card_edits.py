@@ -153,3 +153,59 @@ def test_a_token_planted_where_the_model_does_not_read_is_still_a_secret(
         answer = ask(session)
         assert token not in answer and "release" not in sent_ids(context(answer))
 
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_an_edit_an_unchecked_index_has_not_seen_is_not_listed_as_loaded(
+        ws: Path, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large store answers from its stored index before the per-file check (here forced
+    for two cards): a body edited in place since is news to a session that has the old one.
+    It is sent, not listed as `already loaded:`, and then listed."""
+    from engram import index
+
+    monkeypatch.setattr(index, "DEFER_MIN_FILES", 1)
+
+    def ask() -> str:
+        name = HOSTS[host][0]
+        answer = hook.handle(host, json.dumps(payload(
+            host, name, ws, prompt="how do we cut a release and deploy?", session_id="s1")).encode(),
+            defer=True)
+        index._deferred.clear()  # the after-answer check runs in the hook process only
+        return context(answer)
+
+    assert "release" in sent_ids(ask())
+    assert "release" in already(ask())
+    card = ws / ".agents" / ".engram" / "release.md"
+    with open(card, "r+", encoding="utf-8") as handle:  # the folder's mtime stays
+        handle.write(RELEASE.replace("Tuesdays. Bump", "Thursdays. Bump"))
+        handle.truncate()
+    edited = ask()
+    assert "release" not in already(edited) and sent_ids(edited) == ["release"]
+    assert "on Thursdays. Bump" in edited
+    again = ask()
+    assert "release" not in sent_ids(again) and "release" in already(again)
+
+
+def test_a_card_deleted_and_added_again_unchanged_is_not_sent_again(ws: Path) -> None:
+    assert "release" in sent_ids(_prompt("claude", ws))
+    card = ws / ".agents" / ".engram" / "release.md"
+    card.unlink()
+    gone = _prompt("claude", ws)
+    assert "release" not in sent_ids(gone) and "release" not in already(gone)
+    card.write_text(RELEASE)
+    back = _prompt("claude", ws)
+    assert "release" not in sent_ids(back) and "release" in already(back)
+
+
+def test_a_renamed_id_is_sent_once_under_its_new_name(ws: Path) -> None:
+    """The header the model reads names the id, and `already loaded:` names ids: a card whose
+    id changed is sent once under the new one (an `already loaded:` line naming an id the
+    model never read would tell it nothing), then listed under it alone."""
+    assert "release" in sent_ids(_prompt("claude", ws))
+    card = ws / ".agents" / ".engram" / "release.md"
+    card.write_text(RELEASE.replace("id: release", "id: release-steps"))
+    renamed = _prompt("claude", ws)
+    assert sent_ids(renamed) == ["release-steps"] and "release" not in already(renamed)
+    again = _prompt("claude", ws)
+    assert sent_ids(again) == [] and already(again) == ["release-steps"]
+

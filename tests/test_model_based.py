@@ -20,7 +20,8 @@ The oracle, after every answer:
   gets a body twice without a reset of that session or an edit of that card's title or
   body in between;
 - `already loaded:` names only cards this session was sent since its last reset (and that
-  reached the model: not with a prompt the host dropped).
+  reached the model: not with a prompt the host dropped), and only while the body the model
+  holds is the card's current one (an edit since is sent, not listed).
 """
 
 from __future__ import annotations
@@ -175,6 +176,9 @@ class ExactlyOnce(RuleBasedStateMachine):
         # the ids sent since the last reset.
         self.last_sent: dict[str, dict[str, str]] = {}
         self.sent_ever: dict[str, set[str]] = {}
+        # Per cache key: id -> the body the model holds (the last one it was sent since the
+        # last reset, whatever edits came since).
+        self.holds: dict[str, dict[str, str]] = {}
         self.serial = 0
         self.prompts: list[tuple[str, str, list[str]]] = []
 
@@ -342,14 +346,17 @@ class ExactlyOnce(RuleBasedStateMachine):
         key = f"{host}|{event.session}" + (f"#agent:{event.agent}" if event.agent else "")
         sent_ever = self.sent_ever.setdefault(key, set())
         last = self.last_sent.setdefault(key, {})
+        holds = self.holds.setdefault(key, {})
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
             sent_ever.clear()
             last.clear()
+            holds.clear()
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
         if resets and event.kind == "reset":
             sent_ever.clear()
             last.clear()
+            holds.clear()
         assert GITHUB not in text, "a secret left"
         if host == "claude" and text:
             self._transcribe(document, text if reaches_model else None)
@@ -358,14 +365,19 @@ class ExactlyOnce(RuleBasedStateMachine):
             return
         listed = already(text)
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
+        cards = {**self.cards, "inner": {"body": INNER}, "golf": {"body": GOLF}}
+        for card_id in listed:
+            # The model's copy is the card's current title and body (titles never change here).
+            assert card_id in cards and holds.get(card_id) == cards[card_id]["body"], \
+                f"already loaded names {card_id}: the model holds {holds.get(card_id)!r}, " \
+                f"the file {cards.get(card_id, {}).get('body')!r}"
         for card_id, sent in bodies(text).items():
             assert len(sent) == 1, f"{card_id} twice in one answer"
-            cards = {**self.cards, "inner": {"body": INNER}, "golf": {"body": GOLF}}
             assert card_id in cards, f"{card_id} sent but its file is gone"
             assert sent[0] == cards[card_id]["body"], \
                 f"{card_id}: sent {sent[0]!r}, the file holds {cards[card_id]['body']!r}"
             assert card_id not in last, f"{card_id} sent twice to {key} with no reset or edit"
-            last[card_id] = sent[0]
+            last[card_id] = holds[card_id] = sent[0]
             sent_ever.add(card_id)
             STATS["bodies"] += 1
         STATS["calls"] += 1
@@ -486,6 +498,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         # The model's context is the summary now, whatever engram concluded.
         self.sent_ever.pop(f"{host}|{session}", None)
         self.last_sent.pop(f"{host}|{session}", None)
+        self.holds.pop(f"{host}|{session}", None)
         post = _payload(host, "PostCompact.json", self._cwd(data), session, trigger=trigger)
         start = _payload(host, "SessionStart.json", self._cwd(data), session, source="compact")
         for document in ((post, start) if host == "codex" else (start, post)):
