@@ -138,6 +138,14 @@ def _secret_problems(card: Card) -> list[Problem]:
                              "secret"))
     if not found:
         found.extend(_parsed_secret(card, text if first_line == 1 else ""))
+    if not found and secrets.has_secrets(secrets.card_text(card)):
+        # Cut between two fields (the title and the card line, or the title and the body,
+        # which a hook's answer shows one after the other): the gate reads them joined.
+        key = re.search(r"^title[ \t]*:", text, re.MULTILINE) if first_line == 1 else None
+        found.append(Problem(card.path, text.count("\n", 0, key.start()) + 1 if key else 1,
+                             "error", "a value-shaped secret (redacted) cut between the title "
+                             "and the card line or body, which engram shows one after the other; "
+                             "engram never injects the card: remove it", "secret"))
     return found
 
 

@@ -1180,11 +1180,13 @@ CARD_FIELDS: Final = _TEXT_FIELDS + _LIST_FIELDS
 
 def card_text(card: object) -> str:
     """Everything of a card that engram may emit or write anywhere: title, card line, tags,
-    globs, depends_on and body (the id and file name are checked by `name_kind`)."""
+    globs, depends_on and body (the id and file name are checked by `name_kind`). The title
+    comes again right before the body, stripped, as a hook's answer shows them (`### engram
+    memory: id — title`, then the body): a token cut between the two is read whole there."""
     fields = [getattr(card, name, "") for name in _TEXT_FIELDS]
     for name in _LIST_FIELDS:
         fields.extend(getattr(card, name, ()) or ())
-    fields.append(getattr(card, "body", ""))
+    fields += (getattr(card, "title", ""), str(getattr(card, "body", "")).strip())
     return "\n".join(str(field) for field in fields)
 
 

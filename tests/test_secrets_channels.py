@@ -279,9 +279,13 @@ def test_the_detector_removes_every_character_the_renderer_deletes() -> None:
         assert secrets.visible(f"a{chr(code)}b")[0] == "ab", hex(code)
 
 
-@pytest.mark.parametrize("where", ["body", "title-and-card", "crlf-indented"])
-def test_a_token_cut_over_two_lines_or_two_fields_is_not_sent(where: str, tmp_path: Path) -> None:
-    # The model reads the two halves one after the other: a token cut in two still leaks.
+@pytest.mark.parametrize("where", ["body", "title-and-card", "crlf-indented", "title-and-body",
+                                   "title-and-indented-body"])
+def test_a_token_cut_over_two_lines_or_two_fields_is_not_sent(
+        where: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # The model reads the two halves one after the other: a token cut in two still leaks. A
+    # card's title is followed by its body in the hook's answer (`### engram memory: id —
+    # title`, then the body, stripped), whatever fields come between them in the file.
     token = next(t for t in TOKENS if t.startswith("ghp_"))
     head, tail = token[:15], token[15:]
     title, card, body = "Deploy", "How we deploy.", "Deploy with the script.\n"
@@ -289,14 +293,25 @@ def test_a_token_cut_over_two_lines_or_two_fields_is_not_sent(where: str, tmp_pa
         body = f"Use the token {head}\n{tail} to deploy.\n"
     elif where == "crlf-indented":
         body = f"Use the token\r\n    {head}\r\n    {tail}\r\nto deploy.\r\n"
-    else:
+    elif where == "title-and-card":
         title, card = f"Deploy with {head}", f"{tail} is the token"
+    else:
+        title = f"Deploy with {head}"
+        body = f"{tail} is the token.\n" if where == "title-and-body" else \
+            f"\n\n    {tail}\n\nis the token.\n"
     ws = make_workspace(tmp_path / "proj", cards={"deploy": (
-        f"---\nid: deploy\ntitle: {title}\ncard: {card}\nalways: true\n---\n{body}")})
+        f"---\nid: deploy\ntitle: {title}\ncard: {card}\ntags: [deploy, release]\n"
+        f"always: true\n---\n{body}")})
     answer = call("claude", payload("claude", "SessionStart.json", ws))
     assert head not in answer and tail not in answer
-    redacted = secrets.redact(body if where != "title-and-card" else f"{title}\n{card}")
+    shown = {"title-and-card": f"{title}\n{card}", "body": body, "crlf-indented": body}.get(
+        where, f"{title}\n{body.strip()}")
+    redacted = secrets.redact(shown)
     assert head not in redacted and tail not in redacted
+    # lint says why the card is never injected, at the title's line.
+    report = json.loads(_run(ws, capsys, "lint", "--json", stdout=True))
+    assert [p["line"] for p in report["problems"] if p["code"] == "secret"][:1] == [
+        {"body": 8, "crlf-indented": 9}.get(where, 3)], report["problems"]
 
 
 def test_an_exception_quoting_a_card_never_reaches_the_hook_log(
