@@ -22,7 +22,17 @@ INDEX_FORMAT: Final = 15  # 10: cards carry lint warnings (unknown keys) and eve
 # 13: cards carry the names they give as code (engram.code_names)
 # 14: globs are stored as engram.glob_match specs (the regex only where a spec cannot say it)
 # 15: cards carry the hash of what the model reads of them (the delivery key's)
-PY_TAG: Final = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
+
+# The secret detector's revision (engram/secrets.py). The index stores each card's verdict and
+# judges a card again only when its file changes, so a detector that learns a new kind must
+# not trust an older one's verdicts: its revision is part of the tag an index is built for,
+# and another tag rebuilds the index as another Python does. tests/test_secrets_channels.py
+# pins the revision to the detector's source: change one, bump the other.
+SECRETS_REVISION: Final = 1
+# What an index was built for: the Python (marshal's format, unicodedata's tables) and the
+# secret detector.
+PY_TAG: Final = (f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
+                 f"+secrets{SECRETS_REVISION}")
 
 # Card tuple positions (the whole card, body included).
 (K_ID, K_TITLE, K_CARD, K_TYPE, K_TAGS, K_APPLIES, K_ALWAYS, K_PRIORITY, K_DEPENDS, K_FORMAT,

@@ -473,3 +473,40 @@ def test_a_secret_taken_out_of_a_card_is_not_left_in_the_index(
     index.close_connections()
     for path in folder.iterdir():
         assert token[4:20].encode() not in path.read_bytes(), path.name
+
+
+def test_an_upgraded_detector_judges_unchanged_cards_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The index stores each card's verdict and judges a card again only when its file
+    # changes: a release whose detector knows a new kind must not go on sending a card an
+    # older release's detector passed. Built by the current release with a detector that
+    # misses the token, as the index an older release left (its tag: the Python alone).
+    import sys as system
+
+    from engram import index, index_compile
+
+    older = f"{system.implementation.name}-{system.version_info[0]}.{system.version_info[1]}"
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        "---\nid: deploy\ntitle: Deploy\nalways: true\n---\nDeploy with GITHUB_TOKEN="
+        f"{token}\n")})
+    with monkeypatch.context() as older_release:
+        for module in (index, index_compile):
+            older_release.setattr(module, "PY_TAG", older)
+        older_release.setattr(index_compile, "_holds_secret", lambda card: False)
+        assert token in call("claude", payload("claude", "SessionStart.json", ws))
+        index.close_connections()
+    answer = call("claude", payload("claude", "SessionStart.json", ws, session_id="upgraded"))
+    assert token not in answer
+
+
+def test_the_detectors_revision_names_its_source() -> None:
+    # A stored verdict is trusted while the index's tag names the detector that gave it: a
+    # change of engram/secrets.py must come with a new SECRETS_REVISION (and this pin).
+    import hashlib
+
+    from engram import index_rows
+
+    source = (Path(secrets.__file__).read_bytes()).replace(b"\r\n", b"\n")
+    assert (index_rows.SECRETS_REVISION, hashlib.sha256(source).hexdigest()[:16]) == \
+        (1, "9cdbe6376e1888c1"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
