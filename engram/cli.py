@@ -47,6 +47,7 @@ def _main(
                                  help="Show the version and exit."),
 ) -> None:
     """engram: the right project memory for AI coding agents, at the right moment, never twice."""
+    paths.make_state_dir(tighten=True)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         # `sudo engram link ...` keeping HOME writes backups, locks and records into the
         # user's state dir: left root's, every later hook of the user's would fail open.

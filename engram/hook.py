@@ -620,6 +620,7 @@ def _handle(host_name: str, raw: bytes, defer: bool, write: Callable[[str], None
     from engram import index as index_module
     from engram import workspace as workspace_module
 
+    paths.make_state_dir()  # before anything is written under it (the hosts cache first)
     host_def = host_registry.load_host(host_name)
     host = host_def["name"]
     runtime = host_def.get("runtime") or {}

@@ -29,6 +29,37 @@ def state_dir_str() -> str:
     return os.path.join(base, "engram")
 
 
+def make_state_dir(tighten: bool = False) -> None:
+    """Create the state dir readable and writable by its owner alone (0700), whatever the
+    umask: it holds every card's text (the index), settings backups and delivery records, and
+    under umask 000 or 002 another user could put a file of theirs where engram writes. With
+    `tighten` (commands, not the hook), one an older engram made open to others is made so
+    too. Never raises: a state dir engram cannot make is each writer's failure to report."""
+    path = state_dir_str()
+    try:
+        try:
+            os.mkdir(path, 0o700)  # the mode is masked by the umask, which never adds bits
+            return
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.mkdir(path, 0o700)
+            return
+        except FileExistsError:
+            pass
+        if tighten:
+            import stat
+
+            info = os.stat(path)
+            # Only a folder of the user's own (under sudo, the user's state dir is not root's)
+            # that holds engram's state: not a `/tmp` or a home ENGRAM_STATE_DIR names.
+            if stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077 and \
+                    info.st_uid == os.geteuid() and \
+                    any(os.path.isdir(os.path.join(path, name)) for name in ("index", "delivery")):
+                os.chmod(path, 0o700)
+    except (OSError, AttributeError):  # AttributeError: no geteuid (Windows)
+        pass
+
+
 def state_dir() -> "Path":
     """The state dir: compiled indexes, delivery caches, logs (ENGRAM_STATE_DIR wins)."""
     from pathlib import Path

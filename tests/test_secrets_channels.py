@@ -510,3 +510,32 @@ def test_the_detectors_revision_names_its_source() -> None:
     source = (Path(secrets.__file__).read_bytes()).replace(b"\r\n", b"\n")
     assert (index_rows.SECRETS_REVISION, hashlib.sha256(source).hexdigest()[:16]) == \
         (1, "9cdbe6376e1888c1"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o002, 0o022])
+def test_the_state_dir_is_its_owners_alone_whatever_the_umask(
+        umask: int, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # The state dir holds the index (every card's text), settings backups, delivery records and
+    # logs. Made by the first hook or command under umask 000 or 002, it was writable by every
+    # user or the group: another user could put an index file of theirs in place of engram's
+    # folder, which the hook then filled with the cards' text. Made 0700, nothing under it is
+    # reachable by another user, whatever mode each file got.
+    import os
+    import shutil
+    import stat
+
+    state = tmp_path / "state"
+    ws = make_workspace(tmp_path / "proj")
+    old = os.umask(umask)
+    try:
+        call("claude", payload("claude", "SessionStart.json", ws))
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+        shutil.rmtree(state)
+        _run(ws, capsys, "lint")
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+        # One an older engram made open to others is made its owner's at the next command.
+        state.chmod(0o777)
+        _run(ws, capsys, "doctor")
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    finally:
+        os.umask(old)
