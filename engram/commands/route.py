@@ -10,6 +10,7 @@ from typing import Any
 from engram import index as index_module
 from engram import native_loads, output, router
 from engram import workspace as workspace_module
+from engram.card import Card
 from engram.errors import EngramError
 from engram.query import route_request
 from engram.router import DEFAULT_LIMIT, RouteResult
@@ -80,6 +81,7 @@ def _render(index: index_module.CompiledIndex, result: RouteResult, explain: boo
                 extra += ", not counted in the limit"
             if index.holds_secret(selection.slot):
                 extra += "; holds a secret: no hook injects it"
+                card = shown_card(card)
             lines.append(f"{rank:>2}. {card.id}  {card.title}  ({shown}{extra})")
             native = native_loads.for_workspace(str(root), card.path, card.provenance)
             if native and explain:
@@ -174,6 +176,30 @@ def run(*, prompt: str | None, paths: list[str], roots: list[Path], cwd: Path,
             output.write(f"note: {errors} card file(s) skipped with errors; run "
                              "`engram lint` for details\n")
     return 0
+
+
+def shown_card(card: Card) -> Card:
+    """A card the gate blocked, as `show` and `route` may print it: each field redacted with
+    the secrets of the card read as the gate reads it, so a token cut between two fields (the
+    title and the card line or body) is hidden in both, not shown half by half."""
+    from engram import secrets
+
+    # Each field alone first, as the output layer would; what is left is a token only the
+    # fields read together show (the detector's span of a hit may run over the lines after
+    # a token: read together from the start, the title after it would go too).
+    parts = [secrets.redact(part) for part in secrets.card_parts(card)]
+    if secrets.has_secrets("\n".join(parts)):
+        parts = secrets.redact_parts(parts)
+    lists, at = [], 2
+    for values in (card.tags, card.applies_to, card.depends_on):
+        lists.append(tuple(parts[at:at + len(values)]))
+        at += len(values)
+    # The title is read twice: before the card line and before the body.
+    first, again = parts[0], parts[-2]
+    title = again if first == card.title else first if again == card.title else \
+        secrets.marker("cut between fields")
+    return card.replace(title=title, card=parts[1], tags=lists[0], applies_to=lists[1],
+                        depends_on=lists[2], body=parts[-1])
 
 
 def without_secrets(prompt: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engram import card_size, output
 from engram import workspace as workspace_module
-from engram.commands.route import open_index
+from engram.commands.route import open_index, shown_card
 from engram.errors import EngramError
 
 
@@ -27,6 +27,8 @@ def run(*, card_id: str, roots: list[Path], cwd: Path, as_json: bool) -> int:
                           "\"PROMPT\" lists cards; engram new ID writes one")
     card = compiled.card(slot)
     holds_secret = compiled.holds_secret(slot)
+    if holds_secret:
+        card = shown_card(card)
     fits = card_size.fits(card, settings)
     ws = workspace_module.load(cwd)
     linked = set(card_size.linked_hosts(ws.root)) if ws is not None and not roots else set()
