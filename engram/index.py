@@ -349,6 +349,9 @@ def _set_aside(path: str, reason: str) -> None:
     for suffix in ("", "-wal", "-shm"):
         try:
             os.replace(path + suffix, path + ".corrupt" + suffix)
+            # It holds every card's text: one an older engram left readable by all (set aside
+            # at an upgrade, before a refresh made it private) must not stay so.
+            os.chmod(path + ".corrupt" + suffix, 0o600)
         except OSError:
             pass
     log.note(f"index {os.path.basename(path)} set aside and rebuilt: {reason}")

@@ -560,3 +560,32 @@ def test_show_and_route_never_show_both_halves_of_a_token_cut_between_fields(
         assert not (head in text and tail in text), args
     assert "no hook injects it" in shown[("show", "deploy")]
     assert "[REDACTED:github-token]" in shown[("show", "deploy")]
+
+
+def test_an_index_set_aside_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
+    # An index an older engram left readable by all (0644) holds every card's text; set aside
+    # at an upgrade (another format) before any refresh made it private, its copy kept that
+    # mode for good.
+    import os
+    import sqlite3
+    import stat
+
+    from engram import index
+
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        "---\nid: deploy\ntitle: Deploy\nalways: true\n---\nDeploy with GITHUB_TOKEN="
+        f"{token}\n")})
+    call("claude", payload("claude", "SessionStart.json", ws))
+    index.close_connections()
+    (stored,) = (tmp_path / "state" / "index").glob("*.sqlite")
+    with sqlite3.connect(stored) as db:
+        db.execute("PRAGMA user_version = 3")  # an older format
+    db.close()
+    os.chmod(stored, 0o644)
+    call("claude", payload("claude", "SessionStart.json", ws, session_id="upgraded"))
+    index.close_connections()
+    copies = list(stored.parent.glob(stored.name + ".corrupt*"))
+    assert copies and any(token.encode() in p.read_bytes() for p in copies)
+    for path in copies:
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path.name
