@@ -470,3 +470,31 @@ def test_no_payload_field_holding_a_secret_is_stored(host: str, tmp_path: Path) 
     leaks = [f"{token[:8]}... in {name}" for token in set(planted)
              for name, text in written.items() if token in text]
     assert not leaks, leaks
+
+
+def test_no_id_holding_a_secret_is_stored_for_the_other_hosts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cursor, Windsurf and OpenCode name a session by other fields (`conversation_id`,
+    # `trajectory_id`, `sessionID`); their payloads carry more (Cursor's `user_email`).
+    ws = make_workspace(tmp_path / "proj")
+    monkeypatch.chdir(ws)  # Windsurf's hook runs in the workspace; its payload names no cwd
+    token, email = TOKENS["github-token"], TOKENS["aws"]
+    for host, document in (
+            ("cursor", {"hook_event_name": "sessionStart", "session_id": token,
+                        "conversation_id": token, "workspace_roots": [str(ws)],
+                        "user_email": f"dev@example.com {email}"}),
+            ("windsurf", {"agent_action_name": "pre_user_prompt", "trajectory_id": token,
+                          "execution_id": email,
+                          "tool_info": {"cwd": str(ws), "user_prompt": "release checklist"}}),
+            ("opencode", {"event": "session.created", "sessionID": token, "cwd": str(ws),
+                          "slot": email}),
+            ("opencode", {"event": "chat.message", "sessionID": token, "cwd": str(ws),
+                          "prompt": "release checklist", "slot": ""}),
+            ("opencode", {"event": "session.compacted", "sessionID": token, "cwd": str(ws),
+                          "slot": ""})):
+        assert token not in call(host, document)
+    written = "\n".join(p.name + "\n" + p.read_text(errors="replace")
+                        for p in (tmp_path / "state").rglob("*")
+                        if p.is_file() and "index" not in p.parts)
+    assert (tmp_path / "state" / "delivery").is_dir()  # the sessions were recorded
+    assert token not in written and email not in written
