@@ -165,7 +165,8 @@ def _temp_name(target: str) -> str:
 
 def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | None = None,
                        durable: bool = True, owner: tuple[int, int] | None = None,
-                       check: "Callable[[], None] | None" = None) -> None:
+                       check: "Callable[[], None] | None" = None,
+                       keep_attributes: bool = False) -> None:
     """Write `data` to a unique temp file beside `path`, then os.replace it over `path`:
     readers see the old file or the new one, never a torn one. Keeps `path`'s mode when it
     exists (or uses `mode`). `owner` (uid, gid): give the new file that owner before it
@@ -173,7 +174,8 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
     `durable=False` skips the fsync for files engram can rebuild (caches) on the hook's hot
     path. `check()` runs once the new file is ready, just before it replaces `path`: what it
     raises leaves `path` untouched (a file another program saved meanwhile is not
-    overwritten by a text computed from the one before)."""
+    overwritten by a text computed from the one before). `keep_attributes`: the new file
+    also gets `path`'s extended attributes, its ACL among them (a file of the user's)."""
     target = os.fspath(path)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     if mode is None:
@@ -194,6 +196,8 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
             if durable:
                 os.fsync(tmp.fileno())
         os.chmod(tmp_name, 0o644 if mode is None else mode)
+        if keep_attributes:
+            _copy_attributes(target, tmp_name)  # after chmod: an ACL sets the group bits
         if check is not None:
             check()
         os.replace(tmp_name, target)
@@ -203,6 +207,31 @@ def atomic_write_bytes(path: "str | os.PathLike[str]", data: bytes, mode: int | 
         except OSError:
             pass
         raise
+
+
+def _copy_attributes(source: str, dest: str) -> None:
+    """Give `dest` the extended attributes of `source` (Linux): a tag or label the user set,
+    and a POSIX ACL, without which the mode's group bits (the ACL's mask) would become the
+    owning group's own access. What the file system or the process's rights do not allow
+    (`security.*`, `trusted.*` without the capability) is left, as `cp -a` leaves it."""
+    if not hasattr(os, "listxattr"):
+        return
+    import errno
+
+    try:
+        names = os.listxattr(source)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EPERM):
+            return
+        raise
+    for name in names:
+        try:
+            os.setxattr(dest, name, os.getxattr(source, name))
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.ENODATA, errno.EINVAL):
+                raise
 
 
 def sweep_stale_temps(path: "str | os.PathLike[str]", max_age: float = 3600.0) -> int:

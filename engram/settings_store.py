@@ -33,11 +33,11 @@ def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
     with fileio.exclusive_lock(paths.lock_file_for(path), timeout=5.0):
         flat = config.read_file(path)
         flat[key] = value
-        fileio.atomic_write_text(path, config.render(flat))
+        _write(path, scope, config.render(flat))
     return value
 
 
-def unset_value(path: Path, key: str) -> bool:
+def unset_value(path: Path, key: str, scope: str = "workspace") -> bool:
     if key not in config.SETTINGS_BY_KEY:
         raise EngramError(f"unknown config key {key!r}",
                           "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
@@ -46,8 +46,43 @@ def unset_value(path: Path, key: str) -> bool:
         if key not in flat:
             return False
         del flat[key]
-        fileio.atomic_write_text(path, config.render(flat))
+        _write(path, scope, config.render(flat))
     return True
+
+
+def _write(path: Path, scope: str, text: str) -> None:
+    """Replace a settings file the way engram edits any file of the user's: through a symlink
+    (settings kept in a dotfiles repository stay there, linked; a workspace's link only while
+    it stays inside the workspace, as for the hosts' files: a repository must not make
+    `config set` write into a file of the user's), never splitting a hard link, keeping the
+    file's owner (run as root), mode and extended attributes."""
+    from engram.installer import filedance
+    from engram.installer.merge import ShapeError
+    from engram.installer.plan import follow_symlinks
+
+    if scope == "user":
+        place = filedance.Place(path.parent, follow_outside=True, what="engram's config folder")
+    else:
+        root = path.parent.parent  # the workspace holding .agents/engram.json
+        place = filedance.Place(root, follow_symlinks(), f"the workspace {root}")
+    try:
+        filedance.check_place(path, place)
+    except ShapeError as exc:
+        raise EngramError(f"{path} {exc.problem}", exc.fix) from None
+    target = filedance.target_of(path)
+    try:
+        info: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and info.st_nlink > 1:
+        raise EngramError(f"{path} has {info.st_nlink} hard links; engram replaces a file whole, "
+                          "which would leave the other names with the old settings",
+                          "make the other names symlinks to it, then run the command again")
+    owner = (info.st_uid, info.st_gid) if info is not None else filedance.new_owner(target)
+    if info is None:
+        filedance.make_parents(target, owner)
+    fileio.atomic_write_bytes(target, text.encode("utf-8"), owner=owner,
+                              keep_attributes=info is not None)
 
 
 def effective(cwd: Path) -> tuple[dict[str, Any], dict[str, str]]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,6 +16,8 @@ from installer_helpers import PINNED, engram
 
 from engram import fileio
 from engram.installer import filedance
+
+VENV_ENGRAM = Path(sys.executable).parent / "engram"
 
 
 @pytest.fixture(autouse=True)
@@ -137,3 +141,241 @@ def test_a_host_save_during_restore_is_backed_up_before_it_is_replaced(
     assert path.read_text(encoding="utf-8") == '{\n  "model": "opus"\n}\n'
     saved = [b.path.read_text(encoding="utf-8") for b in filedance.backups(path) if not b.original]
     assert HOST_SAVE in saved, "the host's save was replaced without a backup"
+
+
+# ---- what the file is beyond its text ---------------------------------------------------------
+
+JSON_FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+              "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
+              "windsurf": ".windsurf/hooks.json"}
+
+
+def _set_xattr_or_skip(path: Path, name: str, value: bytes) -> None:
+    if not hasattr(os, "setxattr"):
+        pytest.skip("no extended attributes on this platform")
+    try:
+        os.setxattr(path, name, value)
+    except OSError as exc:
+        pytest.skip(f"the file system takes no {name}: {exc}")
+
+
+def _xattr(path: Path, name: str) -> bytes | None:
+    try:
+        return os.getxattr(path, name)
+    except OSError:
+        return None
+
+
+@pytest.mark.parametrize("host", sorted(JSON_FILES))
+def test_extended_attributes_survive_link_upgrade_and_unlink(host: str, workspace: Path) -> None:
+    """A tag, a backup tool's mark, a label set on the file (`user.*` attributes) belong to
+    the file, not to engram's edit of its text."""
+    path = workspace / JSON_FILES[host]
+    path.parent.mkdir(parents=True)
+    path.write_text('{"x": 1}\n', encoding="utf-8")
+    _set_xattr_or_skip(path, "user.dotfiles.tag", b"keep me")
+    for command in (("link", host), ("upgrade",), ("unlink", host)):
+        assert engram(*command, cwd=workspace) == 0
+        assert _xattr(path, "user.dotfiles.tag") == b"keep me", f"lost by {command}"
+    assert path.read_text(encoding="utf-8") == '{"x": 1}\n'
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX access ACL as Linux stores it (`system.posix_acl_access`): version 2, then
+    (tag, permissions, id) entries in tag order."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+UNDEFINED = 0xFFFFFFFF
+# owner rw-, user 4242 r--, owning group ---, mask r--, others ---: `ls -l` shows 0640
+ACL = _acl((0x01, 6, UNDEFINED), (0x02, 4, 4242), (0x04, 0, UNDEFINED), (0x10, 4, UNDEFINED),
+           (0x20, 0, UNDEFINED))
+
+
+def test_an_acl_is_kept_and_the_owning_group_gets_no_access_it_did_not_have(
+        workspace: Path) -> None:
+    """With an ACL, the group bits `ls -l` shows are the mask, not the owning group's
+    access: a new file given the same mode and no ACL would let the owning group read a
+    file it could not, and take the named user's access away."""
+    path = claude_settings(workspace, '{"model": "opus"}\n')
+    path.chmod(0o600)
+    _set_xattr_or_skip(path, "system.posix_acl_access", ACL)
+    assert path.stat().st_mode & 0o777 == 0o640
+    for command in ("link", "unlink"):
+        assert engram(command, "claude", cwd=workspace) == 0
+        assert _xattr(path, "system.posix_acl_access") == ACL, f"ACL lost by {command}"
+        assert path.stat().st_mode & 0o777 == 0o640
+
+
+# ---- engram's own settings files, which are the user's too ----------------------------------
+
+def _linked_config(path: Path, real: Path) -> None:
+    real.parent.mkdir(parents=True, exist_ok=True)
+    real.write_text('{\n  "roots": [".agents/.engram"]\n}\n', encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(os.path.relpath(real, path.parent))
+
+
+def _set_and_unset_through(path: Path, real: Path, workspace: Path, *flag: str) -> None:
+    link_text = os.readlink(path)
+    assert engram("config", "set", "proof", "compact", *flag, cwd=workspace) == 0
+    assert path.is_symlink() and os.readlink(path) == link_text, "the link was replaced"
+    assert json.loads(real.read_text(encoding="utf-8"))["proof"] == "compact"
+    assert engram("config", "unset", "proof", *flag, cwd=workspace) == 0
+    assert path.is_symlink() and os.readlink(path) == link_text
+    assert json.loads(real.read_text(encoding="utf-8")) == {"roots": [".agents/.engram"]}
+
+
+def test_config_set_writes_through_the_users_settings_linked_from_dotfiles(
+        workspace: Path, isolated_dirs: Path) -> None:
+    """Settings kept in a dotfiles repository and linked into place: `config set` and
+    `unset` change the dotfiles file, and the link stays, pointing where it did."""
+    path = Path(os.environ["ENGRAM_CONFIG_DIR"]) / "config.json"
+    real = isolated_dirs / "dotfiles" / "engram" / "config.json"
+    _linked_config(path, real)
+    _set_and_unset_through(path, real, workspace, "--global")
+
+
+def test_config_set_writes_through_a_workspace_settings_link_inside_the_workspace(
+        workspace: Path) -> None:
+    path = workspace / ".agents" / "engram.json"
+    real = workspace / "config" / "engram.json"
+    _linked_config(path, real)
+    _set_and_unset_through(path, real, workspace)
+
+
+def test_config_set_never_writes_through_a_workspace_settings_link_leading_out(
+        workspace: Path, isolated_dirs: Path) -> None:
+    """A repository may commit `.agents/engram.json` as a link to a file of the user's
+    (`~/.claude/settings.json`): `config set` in it must not write engram's settings there."""
+    path = workspace / ".agents" / "engram.json"
+    real = isolated_dirs / ".claude" / "settings.json"
+    _linked_config(path, real)
+    before = real.read_bytes()
+    assert engram("config", "set", "proof", "compact", cwd=workspace) == 1
+    assert real.read_bytes() == before and path.is_symlink()
+
+
+def test_config_set_refuses_a_hard_linked_settings_file(workspace: Path, tmp_path: Path) -> None:
+    path = workspace / ".agents" / "engram.json"
+    path.write_text("{}\n", encoding="utf-8")
+    other = tmp_path / "shared-engram.json"
+    os.link(path, other)
+    assert engram("config", "set", "proof", "compact", cwd=workspace) == 1
+    assert path.read_text(encoding="utf-8") == "{}\n" and os.path.samefile(path, other)
+
+
+def test_config_set_keeps_the_files_attributes(workspace: Path) -> None:
+    path = workspace / ".agents" / "engram.json"
+    path.write_text("{}\n", encoding="utf-8")
+    path.chmod(0o640)
+    _set_xattr_or_skip(path, "user.dotfiles.tag", b"keep me")
+    assert engram("config", "set", "proof", "compact", cwd=workspace) == 0
+    assert _xattr(path, "user.dotfiles.tag") == b"keep me"
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_config_set_as_root_keeps_the_users_private_settings_file_theirs(
+        isolated_dirs: Path, workspace: Path) -> None:
+    """`sudo engram config set ... --global` (HOME kept) on a user's 0600 settings file: a
+    file root owns and only root may read would fail every later engram command of the
+    user's, hooks included."""
+    path = Path(os.environ["ENGRAM_CONFIG_DIR"]) / "config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n", encoding="utf-8")
+    path.chmod(0o600)
+    for item in (isolated_dirs, path.parent.parent, path.parent, path):
+        os.chown(item, 4242, 4242)
+    assert engram("config", "set", "proof", "compact", "--global", cwd=workspace) == 0
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (4242, 4242)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_config_set_as_root_gives_a_new_settings_file_to_the_owner_of_its_folder(
+        isolated_dirs: Path, workspace: Path) -> None:
+    path = Path(os.environ["ENGRAM_CONFIG_DIR"]) / "config.json"
+    path.parent.parent.mkdir(parents=True, exist_ok=True)
+    for item in (isolated_dirs, path.parent.parent):
+        os.chown(item, 4242, 4242)
+    assert engram("config", "set", "proof", "compact", "--global", cwd=workspace) == 0
+    for made in (path.parent, path):
+        info = made.stat()
+        assert (info.st_uid, info.st_gid) == (4242, 4242), f"{made} is root's"
+
+
+# ---- the repository's own exclude file ------------------------------------------------------
+
+def _engram_with_file_size_limit(limit: int, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The real engram process, allowed to write files of at most `limit` bytes (a disk
+    that fills up in the middle of a write fails it the same way)."""
+    import resource
+    import signal
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([str(VENV_ENGRAM), *args, "--cwd", str(cwd)], preexec_fn=limited,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not VENV_ENGRAM.exists() or not hasattr(os, "fork"),
+                    reason="needs the installed engram script and POSIX limits")
+def test_a_write_that_fails_midway_leaves_the_git_exclude_file_whole(workspace: Path) -> None:
+    """`link --local` adds two lines to .git/info/exclude and `unlink --local` takes them
+    back: a write that fails midway (disk full) must leave the user's lines there, all of
+    them, not a file cut where the write stopped."""
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True)
+    users = "".join(f"/build-{n:05d}/\n" for n in range(4000))  # 56,000 bytes
+    exclude.write_text(users, encoding="utf-8")
+    done = _engram_with_file_size_limit(32768, "link", "claude", "--local", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert exclude.read_text(encoding="utf-8").startswith(users), "the user's lines were cut"
+    assert engram("unlink", "claude", "--local", cwd=workspace) == 0
+    assert engram("link", "claude", "--local", cwd=workspace) == 0  # now it fits
+    assert exclude.read_text(encoding="utf-8") != users
+    done = _engram_with_file_size_limit(32768, "unlink", "claude", "--local", cwd=workspace)
+    assert exclude.read_text(encoding="utf-8").startswith(users), "the user's lines were cut"
+
+
+# ---- what a killed engram leaves beside the user's file --------------------------------------
+
+KILL_AT_REPLACE = """
+import os, signal, sys
+real = os.replace
+def replace(src, dst, *a, **k):
+    if str(dst).endswith(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)   # the new file written beside it, not yet renamed
+    return real(src, dst, *a, **k)
+os.replace = replace
+from engram.cli import run
+run(sys.argv[2:])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX signals")
+def test_the_temp_file_a_killed_link_left_beside_the_config_is_removed_by_the_next(
+        workspace: Path) -> None:
+    """A link killed after writing its new file and before renaming it (SIGKILL, a power
+    cut) leaves `.settings.json.<pid>.<random>.tmp` in the project: untracked noise in `git
+    status`, committed by a `git add -A`, and holding the user's whole settings (their
+    `env` keys too). The next engram edit of that file removes it."""
+    path = claude_settings(workspace, '{\n  "env": {"API_TOKEN": "from-the-users-settings"}\n}\n')
+    before = path.read_bytes()
+    killed = subprocess.run([sys.executable, "-c", KILL_AT_REPLACE, "settings.json", "link",
+                             "claude", "--cwd", str(workspace)], capture_output=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr.decode()
+    assert path.read_bytes() == before
+    left = [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert len(left) == 1  # what the killed process left
+    users = path.parent / ".settings.json.old.tmp"  # a name engram never gives: the user's
+    users.write_text("{}", encoding="utf-8")
+    os.utime(users, (1, 1))
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert sorted(p.name for p in path.parent.iterdir()) == [users.name, "settings.json"], \
+        "the killed link's temp file is still beside the config"

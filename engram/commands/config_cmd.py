@@ -48,7 +48,7 @@ def run(action: str, key: str | None, value: str | None, *, global_scope: bool, 
         return 0
     path, scope = settings_store.scope_file(global_scope, cwd)
     if action == "unset":
-        removed = settings_store.unset_value(path, key)
+        removed = settings_store.unset_value(path, key, scope)
         output.write(f"{'UNSET' if removed else 'UNCHANGED'} {key} in {path}\n")
         return _relink(key, cwd) if removed else 0
     if value is None:

@@ -488,8 +488,55 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
         owner = _owner(target) if data is not None else new_owner(target)
         if data is None:
             remember_made(make_parents(target, owner))
-        atomic_write_bytes(target, after, mode=mode, owner=owner, check=check)
+        atomic_write_bytes(target, after, mode=mode, owner=owner, check=check,
+                           keep_attributes=data is not None)
     return saved
+
+
+# A temp file of the target older than this is stale whoever made it; a younger one, when the
+# process its name carries is gone (POSIX: signal 0 tells; Windows' os.kill would stop it).
+_STALE_TEMP_SECONDS: Final = 600.0
+
+
+def sweep_temps(target: Path) -> None:
+    """Remove the temp files a killed engram left beside `target` (`.NAME.PID.RANDOM.tmp`,
+    written and never renamed): in the user's folder they are untracked files `git add -A`
+    commits, holding the user's whole file. Called under the target's lock, which every
+    engram writer of it takes."""
+    folder, name = os.path.split(target)
+    prefix = f".{name}."
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        pid, _, random = entry[len(prefix):-len(".tmp")].partition(".")
+        if not (pid.isdigit() and len(random) == 12 and all(c in "0123456789abcdef" for c in random)):
+            continue  # not a name fileio gives its temp files: not engram's
+        candidate = os.path.join(folder, entry)
+        try:
+            info = os.lstat(candidate)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            old = info.st_mtime < datetime.now(timezone.utc).timestamp() - _STALE_TEMP_SECONDS
+            if old or (int(pid) != os.getpid() and _gone(int(pid))):
+                os.unlink(candidate)
+        except OSError:
+            continue
+
+
+def _gone(pid: int) -> bool:
+    if os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def change_file(path: Path, compute: Callable[[str | None], str | None], place: Place,
@@ -501,6 +548,8 @@ def change_file(path: Path, compute: Callable[[str | None], str | None], place: 
     check_place(path, place)
     target = target_of(path)
     with exclusive_lock(paths.lock_file_for(target), timeout=15.0):
+        if not dry_run:
+            sweep_temps(target)
         for _ in range(_ATTEMPTS):
             data = _read(target)
             before = _decode(data)
@@ -526,6 +575,8 @@ def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> 
     check_place(path, place)
     target = target_of(path)
     with exclusive_lock(paths.lock_file_for(target), timeout=15.0):
+        if not dry_run:
+            sweep_temps(target)
         for _ in range(_ATTEMPTS):
             data = _read(target)
             wanted = chosen.data()

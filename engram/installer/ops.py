@@ -24,6 +24,7 @@ from engram.installer.filedance import (
     prune,
     prune_made,
     remember_made,
+    target_of,
 )
 from engram.installer.merge import ShapeError
 from engram.installer.plan import (
@@ -279,15 +280,26 @@ def keep_out_of_git(root: Path, path: Path) -> None:
         owner = new_owner(exclude)
         make_parents(exclude, owner)
         sep = "" if not text or text.endswith("\n") else "\n"
-        exclude.write_text(f"{text}{sep}{_EXCLUDE_NOTE}{rel}\n", encoding="utf-8")
-        if not had:
-            give([exclude], owner)
+        _rewrite(exclude, f"{text}{sep}{_EXCLUDE_NOTE}{rel}\n", owner if not had else None)
         _note_exclude(exclude, rel, {"sep": sep, "created": not had})
     except OSError:
         pass  # the file still works; `git status` will show it
 
 
 _EXCLUDE_NOTE: Final = "# engram link --local: a personal file\n"
+
+
+def _rewrite(exclude: Path, text: str, new_owner: tuple[int, int] | None) -> None:
+    """Replace the exclude file whole or not at all (a write that fails midway, disk full,
+    must not leave the user's lines cut), keeping its mode, owner and attributes, through a
+    link to where it points."""
+    target = target_of(exclude)
+    try:
+        info = target.stat()
+        owner: tuple[int, int] | None = (info.st_uid, info.st_gid)
+    except FileNotFoundError:
+        owner = new_owner
+    atomic_write_bytes(target, text.encode("utf-8"), owner=owner, keep_attributes=True)
 
 
 def _exclude_record() -> Path:
@@ -341,7 +353,7 @@ def take_back_from_git_exclude(root: Path, path: Path) -> None:
         if kept == "" and note.get("created") is True:
             exclude.unlink()
         elif kept is not None:
-            exclude.write_text(kept, encoding="utf-8")
+            _rewrite(exclude, kept, None)
         _note_exclude(exclude, rel, None)
     except OSError:
         pass  # a line too many in the exclude file hides nothing that exists
