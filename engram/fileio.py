@@ -230,7 +230,8 @@ def _copy_attributes(source: str, dest: str) -> None:
         try:
             os.setxattr(dest, name, os.getxattr(source, name))
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.ENODATA, errno.EINVAL):
+            if exc.errno not in (errno.EPERM, errno.EACCES, errno.ENOTSUP, errno.ENODATA,
+                                 errno.EINVAL):  # EACCES: an SELinux label policy refuses
                 raise
 
 

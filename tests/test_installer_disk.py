@@ -379,3 +379,41 @@ def test_the_temp_file_a_killed_link_left_beside_the_config_is_removed_by_the_ne
     assert engram("link", "claude", cwd=workspace) == 0
     assert sorted(p.name for p in path.parent.iterdir()) == [users.name, "settings.json"], \
         "the killed link's temp file is still beside the config"
+
+
+def test_two_local_links_at_once_each_take_their_exclude_lines_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engram link claude --local` in two repositories at once (a script over a folder of
+    clones): each records the lines it added to its exclude file in one shared record; a
+    record written over the other's would leave that repository's lines behind at unlink."""
+    import threading
+
+    from engram.installer import ops
+
+    repos = []
+    for name in ("one", "two"):
+        root = tmp_path / name
+        (root / ".git" / "info").mkdir(parents=True)
+        (root / ".git" / "info" / "exclude").write_text("# mine\n", encoding="utf-8")
+        repos.append((root, root / ".claude" / "settings.local.json"))
+    real = ops._exclude_notes
+    second = threading.Thread(target=ops.keep_out_of_git, args=repos[1])
+    started: list[bool] = []
+
+    def read_then_let_the_other_run() -> dict[str, dict[str, object]]:
+        notes = real()
+        if threading.current_thread() is not second and not started:
+            started.append(True)
+            second.start()  # the other process, while this one holds what it read
+            second.join(timeout=1.0)
+        return notes
+
+    monkeypatch.setattr(ops, "_exclude_notes", read_then_let_the_other_run)
+    ops.keep_out_of_git(*repos[0])
+    second.join(timeout=30)
+    monkeypatch.setattr(ops, "_exclude_notes", real)
+    for root, path in repos:
+        assert "settings.local.json" in (root / ".git/info/exclude").read_text(encoding="utf-8")
+        ops.take_back_from_git_exclude(root, path)
+        assert (root / ".git/info/exclude").read_text(encoding="utf-8") == "# mine\n", \
+            f"{root.name}'s exclude lines were left behind"

@@ -318,14 +318,23 @@ def _exclude_notes() -> dict[str, dict[str, object]]:
 
 
 def _note_exclude(exclude: Path, rel: str, note: dict[str, object] | None) -> None:
-    """Remember (None: forget) the lines keep_out_of_git added to `exclude` for `rel`."""
-    notes = _exclude_notes()
-    key = f"{exclude}\n{rel}"
-    if note is None:
-        notes.pop(key, None)
-    else:
-        notes[key] = note
-    atomic_write_bytes(_exclude_record(), json.dumps(notes, indent=0).encode(), mode=0o600)
+    """Remember (None: forget) the lines keep_out_of_git added to `exclude` for `rel`. One
+    record serves every repository: two links at once in two of them each keep their note."""
+    from engram import paths
+    from engram.fileio import LockTimeout, exclusive_lock
+
+    try:
+        with exclusive_lock(paths.state_dir() / "locks" / "git-exclude.lock", timeout=15.0):
+            notes = _exclude_notes()
+            key = f"{exclude}\n{rel}"
+            if note is None:
+                notes.pop(key, None)
+            else:
+                notes[key] = note
+            atomic_write_bytes(_exclude_record(), json.dumps(notes, indent=0).encode(),
+                               mode=0o600)
+    except LockTimeout:
+        pass  # unrecorded, the lines stay at unlink: a line too many in the exclude file
 
 
 def take_back_from_git_exclude(root: Path, path: Path) -> None:
