@@ -16,7 +16,7 @@ from engram.render import Item
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Final, Mapping
+    from typing import Any, Callable, Final, Iterable, Mapping
 
 DEFAULT_MAX_TOKENS: Final = 1600
 # All the waiting one call may do for locks (the index's SQLite write lock, the delivery
@@ -109,6 +109,15 @@ def _current(index: CompiledIndex, routed: list[delta.Routed],
                                               priority=card.priority))
         (found if delta.is_delivered(fresh, delivered) else send).append(fresh)
     return send, found
+
+
+def _held_by_id(delivered: Iterable[str]) -> dict[str, set[str]]:
+    """The keys a record holds, by card id (a record keeps one key per id; one written
+    before the key named what the model reads may hold the file's key)."""
+    held: dict[str, set[str]] = {}
+    for key in delivered:
+        held.setdefault(key.split("@", 1)[0], set()).add(key)
+    return held
 
 
 def _routed(index: CompiledIndex, slots: list[int],
@@ -339,8 +348,11 @@ class HookCall:
             # Always-on cards are context for the whole session, not answers to a prompt:
             # after the start they come again only when the prompt routes them for
             # themselves (one the start folded or dropped over the budget is then sent, or
-            # found delivered and not listed).
-            routed = [r for r in routed if not r.always or r.id in self.on_merit]
+            # found delivered and not listed), or when the session holds an older version
+            # of one (edited since it was sent: the model's copy is stale).
+            held = _held_by_id(entry.get("delivered") or ())
+            routed = [r for r in routed if not r.always or r.id in self.on_merit
+                      or (r.id in held and not {r.key, r.file_key} & held[r.id])]
         if pending and self.mode == "startup":
             routed = [r for r in routed if r.always]  # the session start's share only
         routed_keys = [r.key for r in routed]

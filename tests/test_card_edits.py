@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hookkit import already, context, make_workspace, payload, sent_ids
+from hookkit import CARDS, already, context, make_workspace, payload, sent_ids
 
 from engram import delivery, hook, paths
 
@@ -209,3 +209,26 @@ def test_a_renamed_id_is_sent_once_under_its_new_name(ws: Path) -> None:
     again = _prompt("claude", ws)
     assert sent_ids(again) == [] and already(again) == ["release-steps"]
 
+
+OVERVIEW = CARDS["overview"]  # always: true; "... written in Python 3.12."
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_an_always_card_edited_mid_session_is_sent_again_once(tmp_path: Path, host: str) -> None:
+    """An always card is context for the whole session: after the start it comes with a
+    prompt only when the prompt routes it for itself, or when the session holds an older
+    version of it (edited since it was sent). Once; an edit the model cannot see sends
+    nothing."""
+    ws = make_workspace(tmp_path / "proj", cards={"release": RELEASE, "overview": OVERVIEW})
+    card = ws / ".agents" / ".engram" / "overview.md"
+    start = context(hook.handle(host, json.dumps(payload(
+        host, HOSTS[host][1], ws, session_id="s1", source="startup")).encode()))
+    first = _prompt(host, ws)
+    assert (sent_ids(start) + sent_ids(first)).count("overview") == 1
+    card.write_text(OVERVIEW.replace("priority: 90", "priority: 90\ntags: [payments]"))
+    assert "overview" not in sent_ids(_prompt(host, ws))
+    card.write_text(OVERVIEW.replace("Python 3.12", "Python 3.13"))
+    edited = _prompt(host, ws)
+    assert sent_ids(edited).count("overview") == 1 and "Python 3.13" in edited
+    later = _prompt(host, ws)
+    assert "overview" not in sent_ids(later) and "overview" not in already(later)

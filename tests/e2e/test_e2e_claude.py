@@ -87,12 +87,12 @@ def prompt(text: str, resume: bool = False, tools: list[str] = TOOLS) -> list[st
     return ["-p", text, *(["--continue"] if resume else []), *tools, *STREAM]
 
 
-def prompts_on_stdin(*texts: str) -> tuple[list[str], list[str]]:
+def prompts_on_stdin(*texts: str, tools: list[str] = TOOLS) -> tuple[list[str], list[str]]:
     """One process, several user turns (stream-json input, each sent once the previous turn
     has its result): no resume between."""
     turns = [json.dumps({"type": "user", "message": {"role": "user", "content": t}}) + "\n"
              for t in texts]
-    return ["-p", "--input-format", "stream-json", *TOOLS, *STREAM], turns
+    return ["-p", "--input-format", "stream-json", *tools, *STREAM], turns
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +188,28 @@ def edited(version: str) -> Iterator[Conversation]:
         for card_id, body in EDITED.items():
             edit_card(c.workspace, card_id, body)
         c.run("after", prompt("Zebrafish again, please.", resume=True))
+        yield c
+
+
+LIVE_OVERVIEW = "OVERVIEW-LIVE-3d9 The orchard service now keeps its data under archive/."
+
+
+@pytest.fixture(scope="module")
+def edited_live(version: str) -> Iterator[Conversation]:
+    """One process, two turns, no session start between: the first turn's model edits the
+    always card (a Bash `cp` over it), the second turn's prompt routes only alpha."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        card = c.workspace / ".agents" / ".engram" / "overview.md"
+        staged = c.workspace.parent / "overview-edited.md"
+        staged.write_text(card.read_text(encoding="utf-8").replace(BODY["overview"], LIVE_OVERVIEW),
+                          encoding="utf-8")
+        plan = c.server.plan("claude_live", [("bash", f"cp {staged} {card}")])
+        argv, turns = prompts_on_stdin(f"{plan} Tidy the overview, please.",
+                                       "LIVE-TWO Tell me about zebrafish.",
+                                       tools=["--allowedTools", "Read", "Bash"])
+        c.run("live", argv, turns=turns)
         yield c
 
 
@@ -416,6 +438,20 @@ def test_edited_cards_arrive_once_in_their_new_form(edited: Conversation) -> Non
     # the old text stays in the history once (it was sent before the edit), never twice
     problems += check_memory(after, "alpha") + check_memory(after, "overview")
     verdict(edited, "routed + always card edited mid-session", problems)
+
+
+def test_an_always_card_edited_mid_session_arrives_with_the_next_prompt(
+        edited_live: Conversation) -> None:
+    """No session start between the edit and the next prompt (one process): the prompt
+    brings the always card's new body, once; the old one stays in the history, once."""
+    requests = edited_live.requests("live")
+    problems = run_problems(edited_live, "live")
+    if not any(r.answer == "tool:Bash" for r in requests):
+        problems.append("the model never called Bash in run 'live'")
+    second = edited_live.requests("live", tagged="LIVE-TWO")
+    problems += check_text(second, LIVE_OVERVIEW, "overview (edited)")
+    problems += check_memory(second, "overview") + check_memory(second, "alpha")
+    verdict(edited_live, "always card edited mid-session, no start between", problems)
 
 
 def test_parallel_sessions_each_get_their_memory(parallel: Conversation) -> None:
