@@ -176,6 +176,9 @@ class HookCall:
         self.spec: Mapping[str, Any] = (self.runtime.get("events") or {}).get(event.name) or {}
         # What the host writes to its transcript when another hook blocks a prompt.
         self.blocked_note = str(self.runtime.get("blocked_prompt_note") or "")
+        # Whether the host writes each prompt it keeps, with every hook's context, to its
+        # transcript (a prompt another hook blocks is not there, or there without it).
+        self.context_transcribed = bool(self.runtime.get("prompt_context_transcribed"))
         # Cards of files this host loads by itself (its rule folders, an imported CLAUDE.md
         # still in place) go to the other hosts only: the model must not read them twice.
         self.native: tuple[tuple[str, ...], str] = (
@@ -411,16 +414,19 @@ class HookCall:
 
     def _hold_until_seen(self, entry: dict[str, Any], result: delta.Answer) -> None:
         """Keep what the next prompt needs to learn whether this answer reached the model,
-        where the host drops a prompt another hook blocks (`blocked_prompt_note`): the bodies
-        sent, the transcript, where the host's writes to it stand, and the prompt's digest
-        (never its text)."""
-        if not result.sent_keys or not self.event.transcript_path or not self.blocked_note:
+        where the host drops a prompt another hook blocks (`blocked_prompt_note`,
+        `prompt_context_transcribed`): the bodies sent, the transcript, where the host's writes
+        to it stand, and the prompt's digest (never its text)."""
+        if not result.sent_keys or not self.event.transcript_path \
+                or not (self.blocked_note or self.context_transcribed):
             return
         from engram import prompt_outcome
 
         path = self.event.transcript_path
-        entry["unconfirmed"] = {"keys": list(result.sent_keys), "path": path,
-                                "offset": prompt_outcome.transcript_size(path),
+        offset = prompt_outcome.transcript_size(path)
+        if self.context_transcribed and not offset:
+            return  # no transcript being written: nothing will tell
+        entry["unconfirmed"] = {"keys": list(result.sent_keys), "path": path, "offset": offset,
                                 "prompt": _digest(self.event.prompt.strip().encode("utf-8"))}
 
     def _forget_if_dropped(self, entry: dict[str, Any]) -> None:
@@ -445,6 +451,10 @@ class HookCall:
             return set()
         from engram import prompt_outcome
 
+        if not self.blocked_note:
+            # The host writes what it keeps: a body not written after the answer was dropped.
+            written = prompt_outcome.read_after(held["path"], held["offset"])
+            return set() if written is None else prompt_outcome.missing_from(written, held["keys"])
         window = prompt_outcome.read_window(held["path"], held["offset"])
 
         def is_this_prompt(quoted: str) -> bool:

@@ -1,10 +1,18 @@
 """Whether the context a prompt's hook answered with reached the model, read afterwards from
 the host's own transcript. A host drops a prompt another of the user's hooks blocks, and
-every hook's context with it: Claude Code writes neither to the transcript, only a note that
-the prompt was blocked. The bodies engram recorded as delivered with that prompt never reached
-the model, and must be sent again rather than listed as already loaded."""
+every hook's context with it. The bodies engram recorded as delivered with that prompt never
+reached the model, and must be sent again rather than listed as already loaded. Two ways to
+tell, one per kind of host:
+- Claude Code writes neither the prompt nor the context, only a note that the prompt was
+  blocked (`was_dropped`);
+- Gemini CLI writes every prompt it keeps with every hook's context in the same transcript
+  line, so a body whose header is nowhere in what it wrote after the answer was dropped: with
+  a denied prompt (not written) or a stopped one (written without the context)
+  (`missing_from`)."""
 
 from __future__ import annotations
+
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,3 +92,25 @@ def was_dropped(window: bytes, keys: list[str], note: str,
         if is_this_prompt(prompt):
             return not any(header(key) in window[end:] for key in keys)
     return False
+
+
+def read_after(path: str, offset: int) -> bytes | None:
+    """What the host wrote to the transcript from `offset` on (up to WINDOW_BYTES). None when
+    there is nothing to go by: no offset held, the file gone or shorter than it was (replaced
+    or cut)."""
+    if offset <= 0:
+        return None
+    try:
+        with open(path, "rb") as transcript:
+            transcript.seek(offset)
+            if transcript.tell() != offset or os.fstat(transcript.fileno()).st_size < offset:
+                return None
+            return transcript.read(WINDOW_BYTES)
+    except (OSError, ValueError):
+        return None
+
+
+def missing_from(written: bytes, keys: list[str]) -> set[str]:
+    """The keys whose body is not in `written`, what a host that writes each kept prompt with
+    its hooks' context wrote after the hook answered."""
+    return {key for key in keys if header(key) not in written}

@@ -330,12 +330,17 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     # --- hook events ----------------------------------------------------------------------
     def _call(self, host: str, document: dict, resets: bool | None = None,
-              reaches_model: bool = True) -> None:
+              reaches_model: bool = True, stopped: bool = False) -> None:
         """One hook call and the oracle's checks. `resets`: whether the event empties the
         model's context, when the test knows it better than the event's kind.
         `reaches_model`: False when the host drops the answer (a prompt another hook blocks)."""
-        if host == "claude" and "transcript_path" in document:
-            document["transcript_path"] = str(self._transcript(document["session_id"]))
+        if host in ("claude", "gemini") and "transcript_path" in document:
+            path = self._transcript(host, str(document["session_id"]))
+            document["transcript_path"] = str(path)
+            if host == "gemini" and not path.exists():  # Gemini starts it with the session
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(json.dumps({"sessionId": document["session_id"]}) + "\n",
+                                encoding="utf-8")
         runtime = host_registry.load_host(host)["runtime"]
         event = event_module.normalize(host, runtime, json.loads(json.dumps(document)))
         if event is None:  # an event this host's definition does not use
@@ -360,6 +365,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         assert GITHUB not in text, "a secret left"
         if host == "claude" and text:
             self._transcribe(document, text if reaches_model else None)
+        if host == "gemini" and event.kind == "prompt":
+            self._transcribe_gemini(document, text, reaches_model, stopped)
         if not reaches_model:
             STATS["blocked"] += 1
             return
@@ -383,13 +390,28 @@ class ExactlyOnce(RuleBasedStateMachine):
         STATS["calls"] += 1
         STATS["already"] += bool(listed)
 
-    def _transcript(self, session: str) -> Path:
-        return self.base / "transcripts" / f"{session}.jsonl"
+    def _transcript(self, host: str, session: str) -> Path:
+        return self.base / "transcripts" / f"{host}-{session}.jsonl"
+
+    def _transcribe_gemini(self, document: dict, text: str, reaches_model: bool,
+                           stopped: bool) -> None:
+        """What Gemini CLI writes for a prompt (observed on 0.61.0): one line with the prompt
+        and every hook's context when kept; nothing when another hook denied it; the prompt
+        alone when another hook stopped it (`continue: false`)."""
+        if not reaches_model and not stopped:
+            return
+        content = [{"text": document.get("prompt", "")}]
+        if reaches_model and text:
+            content.append({"text": f"<hook_context>{text}</hook_context>"})
+        path = self._transcript("gemini", str(document["session_id"]))
+        with path.open("a", encoding="utf-8") as transcript:
+            transcript.write(json.dumps({"type": "user", "content": content}, ensure_ascii=False,
+                                        separators=(",", ":")) + "\n")
 
     def _transcribe(self, document: dict, text: str | None) -> None:
         """What Claude Code writes to the session's transcript after the hooks of an event:
         their context, or (`text` None) its note that another hook blocked the prompt."""
-        path = self._transcript(str(document["session_id"]))
+        path = self._transcript("claude", str(document["session_id"]))
         path.parent.mkdir(exist_ok=True)
         if text is None:
             line = {"type": "system", "subtype": "informational",
@@ -438,10 +460,16 @@ class ExactlyOnce(RuleBasedStateMachine):
         self._call(host, _payload(host, name, self._cwd(data), session, prompt=text))
 
     def _blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
-        """A prompt the user's own UserPromptSubmit hook blocks: Claude Code drops it with
-        every hook's context (observed on 2.1.197 and 2.1.332), so nothing engram answered
-        reaches the model."""
+        """A prompt the user's own prompt hook blocks: Claude Code drops it with every hook's
+        context (observed on 2.1.197 and 2.1.332), Gemini CLI drops a denied one and keeps a
+        stopped one without any hook's context (0.61.0), so nothing engram answered reaches
+        the model. (Codex keeps the context of a prompt it blocks: an ordinary prompt.)"""
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
+        if host == "gemini":
+            self._call(host, _payload(host, "BeforeAgent.json", self._cwd(data), session,
+                                      prompt=text), reaches_model=False,
+                       stopped=data.draw(st.booleans()))
+            return
         self._call("claude", _payload("claude", "UserPromptSubmit.json", self._cwd(data), session,
                                       prompt=text), reaches_model=False)
 

@@ -681,3 +681,22 @@ def linked_twice(client: str, version: str | None,
         c.link()
         c.link("--global")
         yield c
+
+
+# The user's own prompt guard, the way one is written: exit 2 with its reason on stderr for a
+# prompt holding BLOCKME, the host's JSON decision for DENYME, `continue: false` (a stop) for
+# STOPME, and nothing to say otherwise.
+PROMPT_GUARD = ("import sys, json; p = json.load(sys.stdin).get('prompt', ''); "
+                "print(json.dumps({'decision': %r, 'reason': 'no'}) if 'DENYME' in p else "
+                "json.dumps({'continue': False, 'stopReason': 'no'}) if 'STOPME' in p else '{}'); "
+                "sys.stderr.write('blocked by policy' if 'BLOCKME' in p else ''); "
+                "sys.exit(2 if 'BLOCKME' in p else 0)")
+
+
+def add_prompt_guard(settings: Path, event: str, decision: str, **entry: object) -> None:
+    """PROMPT_GUARD, answering DENYME with `decision`, as the user's own hook on `event` in a
+    host's settings file beside engram's entries."""
+    config = json.loads(settings.read_text(encoding="utf-8"))
+    command = f"{sys.executable} -c \"{PROMPT_GUARD % decision}\""
+    config["hooks"][event].append({"hooks": [{**entry, "type": "command", "command": command}]})
+    settings.write_text(json.dumps(config, indent=2), encoding="utf-8")

@@ -41,6 +41,7 @@ from .harness import (
     SUBAGENT_TASK,
     Conversation,
     add_code_card,
+    add_prompt_guard,
     already_lines,
     check_absent,
     check_memory,
@@ -132,24 +133,13 @@ def cancelled(version: str) -> Iterator[Conversation]:
         yield c
 
 
-# The user's own prompt guard: exit 2 blocks a prompt holding BLOCKME; a JSON decision
-# blocks one holding DENYME.
-GUARD = ("import sys, json; p = json.load(sys.stdin).get('prompt', ''); "
-         "print(json.dumps({'decision': 'block', 'reason': 'no'}) if 'DENYME' in p else ''); "
-         "sys.exit(2 if 'BLOCKME' in p else 0)")
-
-
 @pytest.fixture(scope="module")
 def guarded(version: str) -> Iterator[Conversation]:
     """Prompts the user's own UserPromptSubmit hook blocks, each asked again after."""
     with conversation(CLIENT, version) as c:
         setup(c)
         c.link()
-        settings = c.workspace / ".claude" / "settings.json"
-        config = json.loads(settings.read_text(encoding="utf-8"))
-        guard = f"{sys.executable} -c \"{GUARD}\""
-        config["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": guard}]})
-        settings.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        add_prompt_guard(c.workspace / ".claude" / "settings.json", "UserPromptSubmit", "block")
         c.run("hello", prompt("Hello there."))
         c.run("blocked", prompt("BLOCKME Tell me about zebrafish.", resume=True))
         c.run("after", prompt("Tell me about zebrafish.", resume=True))

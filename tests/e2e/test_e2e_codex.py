@@ -37,6 +37,7 @@ from .harness import (
     SUBAGENT_TASK,
     Conversation,
     add_code_card,
+    add_prompt_guard,
     already_lines,
     check_absent,
     check_memory,
@@ -125,6 +126,22 @@ def convo(version: str) -> Iterator[Conversation]:
         c.run("compact", exec_args(f"{plan3} Keep going.", "-c",
                                    "model_auto_compact_token_limit=100000", resume=True))
         c.run("after", exec_args("More on zebrafish.", resume=True))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def guarded(version: str) -> Iterator[Conversation]:
+    """Prompts the user's own UserPromptSubmit hook blocks, each asked again after."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        add_prompt_guard(c.workspace / ".codex" / "hooks.json", "UserPromptSubmit", "block")
+        c.run("hello", exec_args("Hello there."))
+        c.run("blocked", exec_args("BLOCKME Tell me about zebrafish.", resume=True))
+        c.run("after", exec_args("Tell me about zebrafish.", resume=True))
+        c.run("again", exec_args("Zebrafish once more.", resume=True))
+        c.run("denied", exec_args("DENYME Tell me about quokka.", resume=True))
+        c.run("after_denied", exec_args("Tell me about quokka.", resume=True))
         yield c
 
 
@@ -240,3 +257,18 @@ def test_patch_of_two_files_routes_on_the_source_files_lines(code: Conversation)
     written, whatever file the patch names first."""
     problems = code_problems(code, "two_files", "tool:apply_patch", INVOICE, INVOICE_TEXT)
     verdict(code, "apply_patch of a note and a source file -> routes on the source's lines", problems)
+
+
+def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> None:
+    """A prompt another UserPromptSubmit hook blocks (exit 2 with a reason, `decision: block`):
+    Codex keeps what engram answered it with (observed on 0.171.0), so the card is in the
+    conversation once by the next prompt, never lost and never twice."""
+    c = guarded
+    problems = run_problems(c, "hello", "blocked", "after", "again", "denied", "after_denied")
+    for label in ("blocked", "denied"):
+        if c.requests(label):
+            problems.append(f"{label}: the blocked prompt reached the model")
+    after, again = c.requests("after"), c.requests("again")
+    problems += check_memory(after, "alpha") + check_memory(again, "alpha")
+    problems += check_memory(c.requests("after_denied"), "beta")
+    verdict(c, "a prompt the user's own hook blocks -> its card is there by the next", problems)

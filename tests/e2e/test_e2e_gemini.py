@@ -36,6 +36,7 @@ from .harness import (
     RECEIPT_TEXT,
     Conversation,
     add_code_card,
+    add_prompt_guard,
     already_lines,
     check_absent,
     check_memory,
@@ -87,6 +88,25 @@ def convo(version: str) -> Iterator[Conversation]:
         plan = c.server.plan("gemini2", [("read", LEDGER)])
         c.run("prompt2", prompt(f"{plan} Now zebrafish and quokka, please."))
         c.run("prompt3", prompt("Tell me about ledgerkeeping."))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def guarded(version: str) -> Iterator[Conversation]:
+    """Prompts the user's own BeforeAgent hook blocks, each asked again after."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        add_prompt_guard(c.workspace / ".gemini" / "settings.json", "BeforeAgent", "deny",
+                         name="guard", timeout=10000)
+        c.run("opener", prompt("Hello there.", resume=False))
+        c.run("blocked", prompt("BLOCKME Tell me about zebrafish."))
+        c.run("after", prompt("Tell me about zebrafish."))
+        c.run("again", prompt("Zebrafish once more."))
+        c.run("denied", prompt("DENYME Tell me about quokka."))
+        c.run("after_denied", prompt("Tell me about quokka."))
+        c.run("stopped", prompt("STOPME Tell me about ledgerkeeping."))
+        c.run("after_stopped", prompt("Tell me about ledgerkeeping."))
         yield c
 
 
@@ -312,3 +332,20 @@ def test_settings_inside_hooks_are_kept_and_the_hooks_run(legacy: Conversation) 
                 if hooks.get(key) != value]
     problems += run_problems(legacy, "legacy") + check_memory(legacy.requests("legacy"), "overview")
     verdict(legacy, "hooks.enabled/disabled/notifications kept, hooks run", problems)
+
+
+def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> None:
+    """A prompt another BeforeAgent hook denies (not kept) or stops (kept without any hook's
+    context): the card engram answered it with comes with the next prompt, once."""
+    c = guarded
+    problems = run_problems(c, "opener", "blocked", "after", "again", "denied", "after_denied",
+                            "stopped", "after_stopped")
+    for label in ("denied", "stopped"):
+        if c.requests(label):
+            problems.append(f"{label}: the blocked prompt reached the model")
+    # Exit 2 is a failed hook to Gemini CLI 0.61.0, not a deny: the prompt goes on with alpha.
+    problems += check_memory(c.requests("blocked"), "alpha")
+    problems += check_memory(c.requests("after"), "alpha") + check_memory(c.requests("again"), "alpha")
+    problems += check_memory(c.requests("after_denied"), "beta")
+    problems += check_memory(c.requests("after_stopped"), "gamma")
+    verdict(c, "a prompt the user's own hook blocks -> its card is there by the next", problems)
