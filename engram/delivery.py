@@ -148,6 +148,7 @@ def reset(entry: dict[str, Any], now: float) -> None:
     # body sent again after the reset stays in a resumed history and must stay recorded.
     entry.pop("resume_drops", None)
     entry.pop("unconfirmed", None)
+    entry.pop("unconfirmed_tools", None)
     entry["updated"] = now
 
 
@@ -326,6 +327,13 @@ def _is_held_answer(value: Any) -> bool:
         and not isinstance(value.get("offset"), bool) and value["offset"] >= 0
 
 
+def _are_held_tool_answers(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(held, dict) and _is_key_list(held.get("keys"))
+        and isinstance(held.get("path"), str) and isinstance(held.get("offset"), int)
+        and not isinstance(held.get("offset"), bool) and held["offset"] >= 0 for held in value)
+
+
 def is_valid(document: Any) -> bool:
     """The shape the hook relies on (schemas/delivery-cache.schema.json without the string
     patterns): a cache that parses but holds, say, a string where a time belongs would
@@ -345,7 +353,8 @@ def is_valid(document: Any) -> bool:
                        for name in ("slot", "resume_drops")) \
                 or ("reset_at" in entry and not _is_number(entry["reset_at"])) \
                 or ("reset_by" in entry and not isinstance(entry["reset_by"], str)) \
-                or ("unconfirmed" in entry and not _is_held_answer(entry["unconfirmed"])):
+                or ("unconfirmed" in entry and not _is_held_answer(entry["unconfirmed"])) \
+                or ("unconfirmed_tools" in entry and not _are_held_tool_answers(entry["unconfirmed_tools"])):
             return False
     return True
 

@@ -26,6 +26,9 @@ WAIT_BUDGET: Final = 6.0
 # and answers within the host's hook timeout (10 s): the same payload again within this time
 # is that event, not a new start.
 SAME_START_NS: Final = 10 * 1_000_000_000
+# Tool answers held for the next prompt's check (`_hold_tool_answer`): a turn of more tool
+# calls that sent bodies keeps the newest.
+MAX_HELD_TOOLS: Final = 64
 # A host definition without `answer:` gets the most common shape (Claude's, Codex's, Gemini's).
 DEFAULT_ANSWER: Final[Mapping[str, Any]] = {
     "envelope": {"hookSpecificOutput": {"hookEventName": "$event", "additionalContext": "$text"}},
@@ -314,7 +317,7 @@ class HookCall:
             # every run of the start: a start after it is a new one.
             entry.pop("reset_by", None)
         places = self._join_session()
-        if event.kind == "prompt" and "unconfirmed" in entry:
+        if event.kind == "prompt" and ("unconfirmed" in entry or "unconfirmed_tools" in entry):
             self._forget_if_dropped(entry)
         if event.kind == "start" and entry.get("resume_drops"):
             # Bodies sent through an event whose context the client drops from a resumed
@@ -399,6 +402,8 @@ class HookCall:
             entry["resume_drops"] = sorted(set(entry.get("resume_drops") or []) | set(result.sent_keys))
         if event.kind == "prompt":
             self._hold_until_seen(entry, result)
+        elif event.kind == "path" and self.context_transcribed:
+            self._hold_tool_answer(entry, result)
         if event.kind == "prompt":
             prompt_keys = [r.key for r in routed if not r.always]
             if prompt_keys:
@@ -429,18 +434,42 @@ class HookCall:
         entry["unconfirmed"] = {"keys": list(result.sent_keys), "path": path, "offset": offset,
                                 "prompt": _digest(self.event.prompt.strip().encode("utf-8"))}
 
+    def _hold_tool_answer(self, entry: dict[str, Any], result: delta.Answer) -> None:
+        """Keep what the next prompt needs to learn whether a tool call's answer reached the
+        model, where the host writes what it keeps to its transcript: another hook that
+        blocks the tool's result drops every hook's context with it (Gemini's AfterTool
+        `decision: deny`). Checked at the next prompt, when the turn is written whole (a
+        parallel call's result may not be yet); the oldest go past MAX_HELD_TOOLS (kept
+        as delivered, as before)."""
+        path = self.event.transcript_path
+        if not result.sent_keys or not path:
+            return
+        from engram import prompt_outcome
+
+        offset = prompt_outcome.transcript_size(path)
+        if offset:
+            held = list(entry.get("unconfirmed_tools") or [])
+            held.append({"keys": list(result.sent_keys), "path": path, "offset": offset})
+            entry["unconfirmed_tools"] = held[-MAX_HELD_TOOLS:]
+
     def _forget_if_dropped(self, entry: dict[str, Any]) -> None:
-        """A new prompt: the last prompt's answer reached the model unless the host wrote
-        that the prompt was blocked; then its bodies are not delivered and go again when
-        routed."""
-        gone = self._dropped(entry)
-        del entry["unconfirmed"]
+        """A new prompt: the last prompt's answer and the tool answers since reached the model
+        unless the host's transcript says they did not; then their bodies are not delivered
+        and go again when routed."""
+        gone = self._dropped(entry) if "unconfirmed" in entry else set()
+        entry.pop("unconfirmed", None)
+        from engram import prompt_outcome
+
+        for held in entry.pop("unconfirmed_tools", None) or ():
+            if held["path"] == self.event.transcript_path:
+                gone |= prompt_outcome.missing_after(held["path"], held["offset"], held["keys"]) \
+                    or set()
         if gone:
             entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
             from engram import log
 
-            log.note(f"the host dropped a blocked prompt with {len(gone)} card(s): they go "
-                     "again", name="hook.log")
+            log.note(f"the host dropped {len(gone)} card(s) with a blocked prompt or tool "
+                     "result: they go again", name="hook.log")
 
     def _dropped(self, entry: Mapping[str, Any]) -> set[str]:
         """The keys of `entry`'s held prompt answer (`_hold_until_seen`) that the host dropped
@@ -453,8 +482,7 @@ class HookCall:
 
         if not self.blocked_note:
             # The host writes what it keeps: a body not written after the answer was dropped.
-            written = prompt_outcome.read_after(held["path"], held["offset"])
-            return set() if written is None else prompt_outcome.missing_from(written, held["keys"])
+            return prompt_outcome.missing_after(held["path"], held["offset"], held["keys"]) or set()
         window = prompt_outcome.read_window(held["path"], held["offset"])
 
         def is_this_prompt(quoted: str) -> bool:

@@ -8,7 +8,7 @@ tell, one per kind of host:
 - Gemini CLI writes every prompt it keeps with every hook's context in the same transcript
   line, so a body whose header is nowhere in what it wrote after the answer was dropped: with
   a denied prompt (not written) or a stopped one (written without the context)
-  (`missing_from`)."""
+  (`missing_after`)."""
 
 from __future__ import annotations
 
@@ -94,23 +94,39 @@ def was_dropped(window: bytes, keys: list[str], note: str,
     return False
 
 
-def read_after(path: str, offset: int) -> bytes | None:
-    """What the host wrote to the transcript from `offset` on (up to WINDOW_BYTES). None when
-    there is nothing to go by: no offset held, the file gone or shorter than it was (replaced
-    or cut)."""
+
+# Past this much written after an answer, with a body still not found, there is nothing to go
+# by (the record stays): a resumed Gemini session writes its whole history again.
+SCAN_MAX_BYTES: Final = 64 * 1024 * 1024
+SCAN_CHUNK_BYTES: Final = 1024 * 1024
+
+
+def missing_after(path: str, offset: int, keys: list[str]) -> set[str] | None:
+    """The keys whose body header is nowhere in what the host wrote to the transcript from
+    `offset` to its end: where a host writes everything it keeps with every hook's context,
+    the bodies it dropped. None when there is nothing to go by: no offset held, the file
+    gone or shorter than it was (replaced or cut), or more than SCAN_MAX_BYTES written."""
     if offset <= 0:
         return None
+    wanted = {key: header(key) for key in keys}
+    overlap = max((len(h) for h in wanted.values()), default=1) - 1
     try:
         with open(path, "rb") as transcript:
-            transcript.seek(offset)
-            if transcript.tell() != offset or os.fstat(transcript.fileno()).st_size < offset:
+            if os.fstat(transcript.fileno()).st_size < offset:
                 return None
-            return transcript.read(WINDOW_BYTES)
+            transcript.seek(offset)
+            seen, tail = 0, b""
+            while wanted:
+                chunk = transcript.read(SCAN_CHUNK_BYTES)
+                if not chunk:
+                    break
+                seen += len(chunk)
+                data = tail + chunk
+                for key in [key for key, text in wanted.items() if text in data]:
+                    del wanted[key]
+                if wanted and seen >= SCAN_MAX_BYTES:
+                    return None
+                tail = data[-overlap:] if overlap else b""
     except (OSError, ValueError):
         return None
-
-
-def missing_from(written: bytes, keys: list[str]) -> set[str]:
-    """The keys whose body is not in `written`, what a host that writes each kept prompt with
-    its hooks' context wrote after the hook answered."""
-    return {key for key in keys if header(key) not in written}
+    return set(wanted)

@@ -4,7 +4,11 @@ context, and in both the model never gets what engram answered. Gemini writes ev
 keeps with every hook's context in one transcript line, so a body not written after engram
 answered was dropped, and goes again with the next prompt. The transcript the client wrote
 (tests/fixtures/transcripts/gemini/blocked-prompts.jsonl, Gemini CLI 0.61.0, one process per
-prompt) supplies the lines: a process's opening lines, a kept prompt, a stopped one."""
+prompt) supplies the lines: a process's opening lines, a kept prompt, a stopped one.
+
+The same goes for a tool's result another AfterTool hook blocks (`decision: deny`): Gemini
+writes the hook's reason in place of the result, without any hook's context
+(aftertool-blocked.jsonl; aftertool-kept.jsonl is the same run without the blocking hook)."""
 
 from __future__ import annotations
 
@@ -13,10 +17,11 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-from hookkit import already, call, context, make_workspace, payload, sent_ids
+from hookkit import CARDS, already, call, context, make_workspace, payload, sent_ids
 
 from engram import delivery
 
+CARDS_MIGRATIONS = CARDS["migrations"]
 QUESTION = "how should the API handlers format errors?"
 SENT = ["error-format", "api-style"]
 CAPTURED = [json.loads(line) for line in (FIXTURES / "transcripts" / "gemini" / "blocked-prompts.jsonl")
@@ -26,6 +31,19 @@ KEPT_LINE = next(line for line in USER if len(line["content"]) == 2)
 STOPPED_LINE = next(line for line in USER if line["content"][0]["text"].startswith("STOPME"))
 # What a process writes when it starts (a resume): the session's header and its history again.
 OPENING = CAPTURED[6:10]
+
+
+def _tool_lines(name: str) -> list[dict]:
+    """The lines Gemini wrote for the read_file call: the model's call with its result, and
+    the result as the next user turn."""
+    lines = [json.loads(line) for line in (FIXTURES / "transcripts" / "gemini" / name)
+             .read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line.get("toolCalls") or (
+        line.get("type") == "user" and "functionResponse" in json.dumps(line.get("content")))][:2]
+
+
+TOOL_KEPT, TOOL_BLOCKED = _tool_lines("aftertool-kept.jsonl"), _tool_lines("aftertool-blocked.jsonl")
+READ = "db/migrations/0007_add_index.sql"
 
 
 @pytest.fixture
@@ -145,3 +163,73 @@ def test_the_record_holds_the_prompts_digest_never_its_text(ws: Path, transcript
     stored = "".join(path.read_text(encoding="utf-8")
                      for path in Path(delivery.cache_path("x")).parent.glob("*.json"))
     assert '"unconfirmed"' in stored and QUESTION not in stored
+
+
+def read(ws: Path, transcript: Path, path: str = READ) -> str:
+    session = payload("gemini", "BeforeAgent.json", ws)["session_id"]  # the prompts' session
+    return context(call("gemini", payload("gemini", "AfterTool.read.json", ws, session_id=session,
+                                          tool_input={"file_path": path},
+                                          transcript_path=str(transcript))))
+
+
+def tool_kept(path: Path, answer: str) -> None:
+    """The captured lines of a read whose result Gemini kept, its hook context replaced."""
+    lines = json.loads(json.dumps(TOOL_KEPT))
+    for line in lines:
+        text = json.dumps(line, ensure_ascii=False)
+        at = text.index("<hook_context>")
+        end = text.index("</hook_context>", at) + len("</hook_context>")
+        line.clear()
+        line.update(json.loads(text[:at] + json.dumps(f"<hook_context>{answer}</hook_context>")[1:-1]
+                               + text[end:]))
+    write(path, *lines)
+
+
+def test_the_captured_tool_lines_hold_the_context_only_when_kept() -> None:
+    assert all("<hook_context>### engram memory: gamma " in json.dumps(line, ensure_ascii=False)
+               for line in TOOL_KEPT) and len(TOOL_KEPT) == 2
+    assert not any("engram memory" in json.dumps(line) for line in TOOL_BLOCKED)
+    assert "that file is off limits" in json.dumps(TOOL_BLOCKED[-1])
+
+
+def test_a_tool_result_another_hook_blocks_sends_its_cards_again(ws: Path, transcript: Path) -> None:
+    assert sent_ids(read(ws, transcript)) == ["migrations"]
+    write(transcript, *TOOL_BLOCKED)
+    again = ask(ws, transcript, "write a reversible database migration")
+    assert "migrations" in sent_ids(again) and "migrations" not in already(again)
+
+
+def test_a_kept_tool_results_cards_are_listed(ws: Path, transcript: Path) -> None:
+    answer = read(ws, transcript)
+    tool_kept(transcript, answer)
+    write(transcript, *OPENING)  # and a resume, which writes the history again
+    again = ask(ws, transcript, "write a reversible database migration")
+    assert "migrations" not in sent_ids(again) and "migrations" in already(again)
+
+
+def test_a_blocked_tool_results_card_comes_with_the_next_read(ws: Path, transcript: Path) -> None:
+    """The next prompt does not route it: the next read of the file sends it."""
+    read(ws, transcript)
+    write(transcript, *TOOL_BLOCKED)
+    assert "migrations" not in sent_ids(ask(ws, transcript, "Hello there."))
+    assert sent_ids(read(ws, transcript)) == ["migrations"]
+
+
+def test_tool_answers_are_checked_at_the_next_prompt_only(ws: Path, transcript: Path) -> None:
+    """A second read in the same turn (its result may be written after the first's, or a
+    parallel call's not at all yet) is answered from the record as it stands."""
+    read(ws, transcript)
+    assert sent_ids(read(ws, transcript, "db/migrations/0008_drop.sql")) == []
+
+
+def test_held_tool_answers_are_bounded(ws: Path, transcript: Path) -> None:
+    from engram import hook
+
+    for n in range(hook.MAX_HELD_TOOLS + 5):
+        read(ws, transcript)
+        (ws / ".agents" / ".engram" / "migrations.md").write_text(
+            CARDS_MIGRATIONS.replace("reversible", f"reversible ({n})"), encoding="utf-8")
+    caches = [json.loads(p.read_text(encoding="utf-8"))
+              for p in Path(delivery.cache_path("x")).parent.glob("*.json")]
+    held = [e.get("unconfirmed_tools") for c in caches for e in c["entries"].values()]
+    assert max(len(h or []) for h in held) == hook.MAX_HELD_TOOLS

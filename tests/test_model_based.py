@@ -365,8 +365,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         assert GITHUB not in text, "a secret left"
         if host == "claude" and text:
             self._transcribe(document, text if reaches_model else None)
-        if host == "gemini" and event.kind == "prompt":
-            self._transcribe_gemini(document, text, reaches_model, stopped)
+        if host == "gemini" and event.kind in ("prompt", "path"):
+            self._transcribe_gemini(document, event.kind, text, reaches_model, stopped)
         if not reaches_model:
             STATS["blocked"] += 1
             return
@@ -393,16 +393,23 @@ class ExactlyOnce(RuleBasedStateMachine):
     def _transcript(self, host: str, session: str) -> Path:
         return self.base / "transcripts" / f"{host}-{session}.jsonl"
 
-    def _transcribe_gemini(self, document: dict, text: str, reaches_model: bool,
+    def _transcribe_gemini(self, document: dict, kind: str, text: str, reaches_model: bool,
                            stopped: bool) -> None:
-        """What Gemini CLI writes for a prompt (observed on 0.61.0): one line with the prompt
+        """What Gemini CLI writes (observed on 0.61.0) for a prompt: one line with the prompt
         and every hook's context when kept; nothing when another hook denied it; the prompt
-        alone when another hook stopped it (`continue: false`)."""
-        if not reaches_model and not stopped:
+        alone when another hook stopped it (`continue: false`). For a tool call: its result
+        with every hook's context, or, when another AfterTool hook blocked the result, the
+        hook's reason alone."""
+        if kind == "path":
+            response = {"output": f"the file\n\n<hook_context>{text}</hook_context>"} \
+                if reaches_model else {"error": "that file is off limits"}
+            content: list[dict] = [{"functionResponse": {"name": "read_file", "response": response}}]
+        elif not reaches_model and not stopped:
             return
-        content = [{"text": document.get("prompt", "")}]
-        if reaches_model and text:
-            content.append({"text": f"<hook_context>{text}</hook_context>"})
+        else:
+            content = [{"text": document.get("prompt", "")}]
+            if reaches_model and text:
+                content.append({"text": f"<hook_context>{text}</hook_context>"})
         path = self._transcript("gemini", str(document["session_id"]))
         with path.open("a", encoding="utf-8") as transcript:
             transcript.write(json.dumps({"type": "user", "content": content}, ensure_ascii=False,
@@ -427,7 +434,7 @@ class ExactlyOnce(RuleBasedStateMachine):
     # One rule draws the event, weighted the way sessions go (prompts most often), so that
     # no kind of event crowds out the others.
     EVENTS = ("prompt",) * 5 + ("prompt_again",) * 4 + ("start",) * 2 + ("path",) * 2 + (
-        "subagent", "compact", "end", "blocked")
+        "subagent", "compact", "end", "blocked", "tool_blocked")
 
     @rule(kind=st.sampled_from(EVENTS), host=st.sampled_from(HOSTS),
           session=st.sampled_from(SESSIONS), data=st.data())
@@ -477,7 +484,18 @@ class ExactlyOnce(RuleBasedStateMachine):
         source = data.draw(st.sampled_from(START_SOURCES))
         self._call(host, _payload(host, "SessionStart.json", self._cwd(data), session, source=source))
 
-    def _path(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
+    def _tool_blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
+        """A tool call whose result the user's own hook blocks: Gemini CLI drops every hook's
+        context with it (observed on 0.61.0). Claude Code's PostToolUse `decision: block` and
+        Codex's PreToolUse deny keep engram's (observed on 2.1.197, 2.1.332, 0.171.0): there
+        it is an ordinary tool call."""
+        self._path(host, session, words, data, reaches_model=host != "gemini")
+        if data.draw(st.booleans()):
+            # The next prompt is about the file: the card must come with it, not be listed.
+            self._prompt(host, session, words[:1], data)
+
+    def _path(self, host: str, session: str, words: list[str], data: st.DataObject,
+              reaches_model: bool = True) -> None:
         """A read of a scoped file, or code written into it that imports another card's two
         packages (that card is then routed by code)."""
         word = words[0]
@@ -497,7 +515,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             document = _payload(host, "AfterTool.json", self._cwd(data), session,
                                 tool_name="write_file" if written else "read_file",
                                 tool_input={"file_path": target, **({"content": code} if written else {})})
-        self._call(host, document)
+        self._call(host, document, reaches_model=reaches_model)
 
     def _subagent(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         if host == "gemini":

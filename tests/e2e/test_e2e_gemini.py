@@ -22,6 +22,7 @@ context near the model's limit. See `test_memory_comes_back_after_compress`.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Iterator
 
 import pytest
@@ -107,6 +108,31 @@ def guarded(version: str) -> Iterator[Conversation]:
         c.run("after_denied", prompt("Tell me about quokka."))
         c.run("stopped", prompt("STOPME Tell me about ledgerkeeping."))
         c.run("after_stopped", prompt("Tell me about ledgerkeeping."))
+        yield c
+
+
+# The user's own AfterTool hook that blocks every read_file result.
+RESULT_BLOCKER = ("import sys, json; json.load(sys.stdin); print(json.dumps({'decision': 'deny', "
+                  "'reason': 'that file is off limits'}))")
+
+
+@pytest.fixture(scope="module")
+def result_blocked(version: str) -> Iterator[Conversation]:
+    """A read whose result the user's own AfterTool hook blocks, then two resumed prompts
+    routing the card the read routed."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        settings = c.workspace / ".gemini" / "settings.json"
+        config = json.loads(settings.read_text(encoding="utf-8"))
+        config["hooks"]["AfterTool"].append({"matcher": "read_file", "hooks": [
+            {"name": "blocker", "type": "command", "timeout": 10000,
+             "command": f"{sys.executable} -c \"{RESULT_BLOCKER}\""}]})
+        settings.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        plan = c.server.plan("gemini_rb", [("read", LEDGER)])
+        c.run("read", prompt(f"{plan} Look at the data, please.", resume=False))
+        c.run("after", prompt("Tell me about ledgerkeeping."))
+        c.run("again", prompt("Ledgerkeeping again."))
         yield c
 
 
@@ -349,3 +375,16 @@ def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> No
     problems += check_memory(c.requests("after_denied"), "beta")
     problems += check_memory(c.requests("after_stopped"), "gamma")
     verdict(c, "a prompt the user's own hook blocks -> its card is there by the next", problems)
+
+
+def test_a_tool_result_another_hook_blocks_loses_no_card(result_blocked: Conversation) -> None:
+    """Gemini drops every hook's context with a tool result another AfterTool hook blocks:
+    the card engram answered the read with comes with the next prompt routing it, once."""
+    c = result_blocked
+    problems = run_problems(c, "read", "after", "again")
+    if "entry 00000" in "".join(t for r in c.requests("read") for t in user_texts(r)):
+        problems.append("read: the blocked result reached the model")
+    problems += check_absent(c.requests("read"), "gamma")  # dropped with the result
+    problems += check_memory(c.requests("after"), "gamma") + check_memory(c.requests("again"), "gamma")
+    verdict(c, "a tool result the user's own hook blocks -> its card comes with the next prompt",
+            problems)
