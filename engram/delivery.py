@@ -324,7 +324,9 @@ def _is_held_answer(value: Any) -> bool:
     return isinstance(value, dict) and _is_key_list(value.get("keys")) \
         and isinstance(value.get("path"), str) and isinstance(value.get("prompt"), str) \
         and isinstance(value.get("offset"), int) \
-        and not isinstance(value.get("offset"), bool) and value["offset"] >= 0
+        and not isinstance(value.get("offset"), bool) and value["offset"] >= 0 \
+        and ("at" not in value or (isinstance(value["at"], int) and not isinstance(value["at"], bool))) \
+        and ("event" not in value or isinstance(value["event"], str))
 
 
 def _are_held_tool_answers(value: Any) -> bool:

@@ -432,7 +432,8 @@ class HookCall:
         if self.context_transcribed and not offset:
             return  # no transcript being written: nothing will tell
         entry["unconfirmed"] = {"keys": list(result.sent_keys), "path": path, "offset": offset,
-                                "prompt": _digest(self.event.prompt.strip().encode("utf-8"))}
+                                "prompt": _digest(self.event.prompt.strip().encode("utf-8")),
+                                "event": self.payload_digest, "at": time.time_ns()}
 
     def _hold_tool_answer(self, entry: dict[str, Any], result: delta.Answer) -> None:
         """Keep what the next prompt needs to learn whether a tool call's answer reached the
@@ -456,7 +457,10 @@ class HookCall:
         """A new prompt: the last prompt's answer and the tool answers since reached the model
         unless the host's transcript says they did not; then their bodies are not delivered
         and go again when routed."""
-        gone = self._dropped(entry) if "unconfirmed" in entry else set()
+        held = entry.get("unconfirmed")
+        if held and self._same_prompt_event(held):
+            return  # its own answer, not yet written, is not a dropped one
+        gone = self._dropped(entry) if held else set()
         entry.pop("unconfirmed", None)
         from engram import prompt_outcome
 
@@ -470,6 +474,20 @@ class HookCall:
 
             log.note(f"the host dropped {len(gone)} card(s) with a blocked prompt or tool "
                      "result: they go again", name="hook.log")
+
+    def _same_prompt_event(self, held: Mapping[str, Any]) -> bool:
+        """Whether this call is another run of the prompt event whose answer is held, where
+        the check looks for the answer in the transcript: a host runs every engram entry the
+        event matches (a project link and a --global one) at once, and writes the prompt only
+        after all of them have answered, so the first run's bodies are not there yet. The
+        same payload within the hook timeout is that event (Gemini's carries a timestamp: a
+        prompt asked again is another payload). Where the host's note decides
+        (`blocked_prompt_note`), nothing written yet is no drop, and a prompt asked again
+        at once after a block (the same payload on Claude Code) must be checked."""
+        applied = int(held.get("at") or 0)
+        return not self.blocked_note and bool(self.payload_digest) \
+            and held.get("event") == self.payload_digest \
+            and 0 <= time.time_ns() - applied < SAME_START_NS
 
     def _dropped(self, entry: Mapping[str, Any]) -> set[str]:
         """The keys of `entry`'s held prompt answer (`_hold_until_seen`) that the host dropped

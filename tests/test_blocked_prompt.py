@@ -160,7 +160,7 @@ def test_the_record_holds_keys_and_a_place_never_text(ws: Path, transcript: Path
     assert delivery.is_valid(document)
     (entry,) = (e for e in document["entries"].values() if e["host"] == "claude")
     held = entry["unconfirmed"]
-    assert sorted(held) == ["keys", "offset", "path", "prompt"]
+    assert sorted(held) == ["at", "event", "keys", "offset", "path", "prompt"]
     assert QUESTION not in json.dumps(document)
     assert [key.split("@")[0] for key in held["keys"]] == SENT
     assert held["path"] == str(transcript) and held["offset"] == transcript.stat().st_size
@@ -173,7 +173,8 @@ def test_a_malformed_held_record_is_set_aside_not_trusted() -> None:
     assert delivery.is_valid(base)
     good = {"keys": [], "path": "/t", "offset": 0, "prompt": "0123456789abcdef"}
     for bad in ({**good, "keys": "a"}, {**good, "path": 3}, {**good, "offset": -1},
-                {**good, "offset": True}, {**good, "prompt": None},
+                {**good, "offset": True}, {**good, "prompt": None}, {**good, "at": "now"},
+                {**good, "at": False}, {**good, "event": 7},
                 {k: v for k, v in good.items() if k != "offset"}, []):
         document = json.loads(json.dumps(base))
         document["entries"]["claude|/p|s"]["unconfirmed"] = bad

@@ -12,6 +12,7 @@ writes the hook's reason in place of the result, without any hook's context
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -87,9 +88,15 @@ def stopped(path: Path, prompt: str) -> None:
     write(path, line)
 
 
+def prompt_payload(ws: Path, transcript: Path, text: str = QUESTION) -> dict:
+    """A BeforeAgent payload stamped now, as Gemini stamps each event it sends."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return payload("gemini", "BeforeAgent.json", ws, prompt=text, transcript_path=str(transcript),
+                   timestamp=now.isoformat(timespec="microseconds").replace("+00:00", "Z"))
+
+
 def ask(ws: Path, transcript: Path, text: str = QUESTION) -> str:
-    return context(call("gemini", payload("gemini", "BeforeAgent.json", ws, prompt=text,
-                                          transcript_path=str(transcript))))
+    return context(call("gemini", prompt_payload(ws, transcript, text)))
 
 
 def test_the_captured_transcript_shows_what_gemini_keeps() -> None:
@@ -122,6 +129,26 @@ def test_a_blocked_prompt_in_a_running_session_is_found_too(ws: Path, transcript
     """Interactive: the next prompt comes from the same process, nothing written between."""
     ask(ws, transcript)
     assert sent_ids(ask(ws, transcript)) == SENT
+
+
+def test_two_engram_entries_answering_one_prompt_send_each_body_once(ws: Path,
+                                                                     transcript: Path) -> None:
+    """A project link and a --global one: Gemini runs both on the same payload, and writes
+    the prompt only after both answered. The second run's check finds nothing written yet,
+    which is no drop."""
+    document = prompt_payload(ws, transcript)
+    first, second = (context(call("gemini", document)) for _ in range(2))
+    assert sent_ids(first) == SENT and sent_ids(second) == [] and already(second) == sorted(SENT)
+    kept(transcript, QUESTION, f"{first}\n\n{second}")
+    third = ask(ws, transcript)
+    assert sent_ids(third) == [] and already(third) == sorted(SENT)
+
+
+def test_a_denied_prompt_asked_again_at_once_gets_its_cards(ws: Path, transcript: Path) -> None:
+    """The same words again right after a deny: another event (Gemini stamps each), checked."""
+    ask(ws, transcript)
+    again = ask(ws, transcript)
+    assert sent_ids(again) == SENT and already(again) == []
 
 
 def test_a_kept_prompts_cards_are_listed_not_sent_again(ws: Path, transcript: Path) -> None:
@@ -233,3 +260,17 @@ def test_held_tool_answers_are_bounded(ws: Path, transcript: Path) -> None:
               for p in Path(delivery.cache_path("x")).parent.glob("*.json")]
     held = [e.get("unconfirmed_tools") for c in caches for e in c["entries"].values()]
     assert max(len(h or []) for h in held) == hook.MAX_HELD_TOOLS
+
+
+def test_malformed_held_tool_answers_are_set_aside_not_trusted() -> None:
+    base = {"version": delivery.CACHE_VERSION, "entries": {"gemini|/p|s": {
+        "host": "gemini", "cwd": "/p", "session": "s", "agent": "", "delivered": [],
+        "last_routed": [], "start_done": False, "created": 1.0, "updated": 1.0}}}
+    good = {"keys": [], "path": "/t", "offset": 1}
+    base["entries"]["gemini|/p|s"]["unconfirmed_tools"] = [good]
+    assert delivery.is_valid(base)
+    for bad in ({**good, "keys": "a"}, {**good, "path": 3}, {**good, "offset": -1},
+                {**good, "offset": True}, {k: v for k, v in good.items() if k != "path"}, "x"):
+        document = json.loads(json.dumps(base))
+        document["entries"]["gemini|/p|s"]["unconfirmed_tools"] = [bad] if bad != "x" else bad
+        assert not delivery.is_valid(document), bad

@@ -137,6 +137,20 @@ def result_blocked(version: str) -> Iterator[Conversation]:
 
 
 @pytest.fixture(scope="module")
+def both_links(version: str) -> Iterator[Conversation]:
+    """engram linked in the project and in the user's settings (`--global`): Gemini runs both
+    entries on every event."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        c.link()
+        c.link("--global")
+        c.run("first", prompt("Tell me about zebrafish.", resume=False))
+        c.run("second", prompt("Zebrafish again, please."))
+        c.run("third", prompt("And quokka?"))
+        yield c
+
+
+@pytest.fixture(scope="module")
 def prompt_then_read(version: str) -> Iterator[Conversation]:
     """A prompt routes gamma and its turn reads the ledger; then a resumed prompt."""
     with conversation(CLIENT, version) as c:
@@ -388,3 +402,14 @@ def test_a_tool_result_another_hook_blocks_loses_no_card(result_blocked: Convers
     problems += check_memory(c.requests("after"), "gamma") + check_memory(c.requests("again"), "gamma")
     verdict(c, "a tool result the user's own hook blocks -> its card comes with the next prompt",
             problems)
+
+
+def test_project_and_global_link_each_body_once(both_links: Conversation) -> None:
+    """Both entries answer each prompt; the second run's check of the first's answer (not yet
+    written to the transcript) is no drop: each body once."""
+    c = both_links
+    problems = run_problems(c, "first", "second", "third")
+    for label in ("first", "second", "third"):
+        problems += check_memory(c.requests(label), "alpha") + check_memory(c.requests(label), "overview")
+    problems += check_memory(c.requests("third"), "beta")
+    verdict(c, "project and --global link: each body once", problems)
