@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from engram import config, fileio, paths, workspace
 from engram.errors import EngramError
@@ -30,10 +30,11 @@ def set_value(path: Path, scope: str, key: str, raw: Any) -> Any:
         raise EngramError(f"{key} can only be set in the user scope", "add --global")
     if setting.workspace_only and scope != "workspace":
         raise EngramError(f"{key} can only be set in the workspace scope", "drop --global")
-    with fileio.exclusive_lock(paths.lock_file_for(path), timeout=5.0):
-        flat = config.read_file(path)
+    def put(flat: dict[str, Any]) -> bool:
         flat[key] = value
-        _write(path, scope, config.render(flat))
+        return True
+
+    _update(path, scope, put)
     return value
 
 
@@ -41,21 +42,55 @@ def unset_value(path: Path, key: str, scope: str = "workspace") -> bool:
     if key not in config.SETTINGS_BY_KEY:
         raise EngramError(f"unknown config key {key!r}",
                           "valid keys: " + ", ".join(s.key for s in config.SETTINGS))
+    def drop(flat: dict[str, Any]) -> bool:
+        return flat.pop(key, _ABSENT) is not _ABSENT
+
+    return _update(path, scope, drop)
+
+
+_ABSENT = object()
+_ATTEMPTS = 3
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return fileio.read_bounded(path, config.MAX_CONFIG_BYTES)
+    except FileNotFoundError:
+        return None
+
+
+def _update(path: Path, scope: str, change: Callable[[dict[str, Any]], bool]) -> bool:
+    """Apply `change` (True: write) to the settings in `path`, under its lock. The user's
+    editor may save the file while engram writes it: engram checks the file still holds
+    what it read just before its replace, and computes the change again from the new text
+    when it does not."""
     with fileio.exclusive_lock(paths.lock_file_for(path), timeout=5.0):
-        flat = config.read_file(path)
-        if key not in flat:
-            return False
-        del flat[key]
-        _write(path, scope, config.render(flat))
-    return True
+        for _ in range(_ATTEMPTS):
+            try:
+                before = _bytes(path)
+            except OSError:
+                before = None  # read_file says what is wrong with it
+            flat = config.read_file(path)
+            if not change(flat):
+                return False
+            from engram.installer.filedance import Changed
+
+            try:
+                _write(path, scope, config.render(flat), before)
+            except Changed:
+                continue
+            return True
+    raise EngramError(f"{path} kept changing while engram tried to update it",
+                      "close the program that is writing it and run the command again")
 
 
-def _write(path: Path, scope: str, text: str) -> None:
+def _write(path: Path, scope: str, text: str, before: bytes | None) -> None:
     """Replace a settings file the way engram edits any file of the user's: through a symlink
     (settings kept in a dotfiles repository stay there, linked; a workspace's link only while
     it stays inside the workspace, as for the hosts' files: a repository must not make
     `config set` write into a file of the user's), never splitting a hard link, keeping the
-    file's owner (run as root), mode and extended attributes."""
+    file's owner (run as root), mode and extended attributes. Changed when the file no
+    longer holds `before` (None: absent) at the moment of the replace (filedance.Changed)."""
     from engram.installer import filedance
     from engram.installer.merge import ShapeError
     from engram.installer.plan import follow_symlinks
@@ -82,7 +117,8 @@ def _write(path: Path, scope: str, text: str) -> None:
     if info is None:
         filedance.make_parents(target, owner)
     fileio.atomic_write_bytes(target, text.encode("utf-8"), owner=owner,
-                              keep_attributes=info is not None)
+                              keep_attributes=info is not None,
+                              check=filedance.unchanged(target, before))
 
 
 def effective(cwd: Path) -> tuple[dict[str, Any], dict[str, str]]:

@@ -417,3 +417,50 @@ def test_two_local_links_at_once_each_take_their_exclude_lines_back(
         ops.take_back_from_git_exclude(root, path)
         assert (root / ".git/info/exclude").read_text(encoding="utf-8") == "# mine\n", \
             f"{root.name}'s exclude lines were left behind"
+
+
+HOST_FILES = {"claude": (".claude/settings.json", '{\n  "model": "opus"\n}\n'),
+              "codex": (".codex/hooks.json", '{\n  "model": "o4"\n}\n'),
+              "gemini": (".gemini/settings.json", '{\n  // mine\n  "model": "flash",\n}\n'),
+              "cursor": (".cursor/hooks.json", '{\n  "version": 1,\n  "model": "x"\n}\n'),
+              "windsurf": (".windsurf/hooks.json", '{\n  "model": "x"\n}\n')}
+
+
+@pytest.mark.parametrize("host", sorted(HOST_FILES))
+def test_every_hosts_save_during_link_and_unlink_is_kept(
+        host: str, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for each host's format: the host's save (a setting added at the top) lands
+    while engram writes its backup; link and unlink each keep it, and engram's entries are
+    in the file after link and gone after unlink."""
+    relative, text = HOST_FILES[host]
+    path = workspace / relative
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    for command in ("link", "unlink"):
+        with monkeypatch.context() as patch:
+            current = path.read_text(encoding="utf-8")
+            saved = current.replace("{\n", '{\n  "saved_by_host_' + command + '": true,\n', 1)
+            done = _interleave(patch, filedance, "_backup", path,
+                               lambda text=saved: path.write_text(text, encoding="utf-8"))
+            assert engram(command, host, cwd=workspace) == 0
+            assert done
+        now = path.read_text(encoding="utf-8")
+        assert f'"saved_by_host_{command}": true' in now, f"{command} overwrote the host's save"
+        assert (ours(path) > 0) == (command == "link")
+    assert path.read_text(encoding="utf-8") == text.replace(
+        "{\n", '{\n  "saved_by_host_unlink": true,\n  "saved_by_host_link": true,\n', 1)
+
+
+def test_a_setting_saved_in_engrams_config_during_config_set_is_kept(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's editor saves `.agents/engram.json` while `engram config set` writes it:
+    the editor's setting stays beside the one set."""
+    path = workspace / ".agents" / "engram.json"
+    path.write_text('{\n  "proof": "off"\n}\n', encoding="utf-8")
+    done = _interleave(monkeypatch, fileio, "_temp_name", path, lambda: path.write_text(
+        '{\n  "proof": "off",\n  "load": {"limit": 3}\n}\n', encoding="utf-8"))
+    assert engram("config", "set", "hooks.path_rules", "native", cwd=workspace) == 0
+    assert done
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved.get("load") == {"limit": 3}, "the editor's save was overwritten"
+    assert saved["hooks"]["path_rules"] == "native"

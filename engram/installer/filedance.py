@@ -445,11 +445,11 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-class _Changed(Exception):
+class Changed(Exception):
     """The file no longer holds the bytes engram read: another program saved it meanwhile."""
 
 
-def _unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
+def unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
     """A check that `target` still holds `data` (None: still absent), run at the last moment
     before engram replaces or removes it. The host saves its settings whenever the user
     changes one; engram's backup and its fsynced new file take long enough for such a save to
@@ -459,18 +459,18 @@ def _unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
         try:
             now = _read(target)
         except ShapeError:
-            raise _Changed() from None
+            raise Changed() from None
         if now != data:
-            raise _Changed()
+            raise Changed()
 
     return check
 
 
 def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) -> Path | None:
-    """Back `data` up, then make the file hold `after` (None: remove it). _Changed, with the
+    """Back `data` up, then make the file hold `after` (None: remove it). Changed, with the
     file as the other program left it, when it no longer holds `data`."""
     saved = _backup(target, data) if data is not None else None
-    check = _unchanged(target, data)
+    check = unchanged(target, data)
     if after is None:
         check()
         if path.is_symlink():
@@ -564,7 +564,7 @@ def change_file(path: Path, compute: Callable[[str | None], str | None], place: 
             encoded = None if after is None else after.encode("utf-8")
             try:
                 return Outcome(before, after, _replace(path, target, data, encoded))
-            except _Changed:
+            except Changed:
                 continue
     raise ShapeError("(file)", "kept changing while engram tried to update it",
                      "close the program that is writing it and run the command again")
@@ -585,7 +585,7 @@ def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> 
             _check_writable(target)
             try:
                 return Outcome(_text(data), _text(wanted), _replace(path, target, data, wanted))
-            except _Changed:
+            except Changed:
                 continue  # backed up again as the other program left it, then restored
     raise ShapeError("(file)", "kept changing while engram tried to restore it",
                      "close the program that is writing it and run the command again")
