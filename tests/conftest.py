@@ -38,6 +38,7 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ENGRAM_CONFIG_DIR", str(home / ".config" / "engram"))
     monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("ENGRAM_LOCK_TIMEOUT", raising=False)
     return home
 

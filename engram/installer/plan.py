@@ -64,7 +64,12 @@ def config_path(host: Host, global_scope: bool, project_root: Path, local: bool 
         return project_root / raw
     raw = str(host.install["global_file" if global_scope else "project_file"])
     if global_scope:
-        return Path(os.path.expanduser(raw))
+        default_file = Path(os.path.expanduser(raw))
+        default_folder = Path(os.path.expanduser(str(host.install["global_folder"])))
+        if default_file.is_relative_to(default_folder):
+            # Where the host reads it: under its folder, wherever the user moved that.
+            return host_folder(host) / default_file.relative_to(default_folder)
+        return default_file
     return project_root / raw
 
 
@@ -78,8 +83,15 @@ def scope_flag(global_scope: bool, local: bool) -> str:
 
 
 def host_folder(host: Host) -> Path:
-    """The host's own folder in the home directory (`install.global_folder`: `~/.claude`,
-    `~/.config/opencode`): what a --global link may write in."""
+    """The host's own folder (`install.global_folder`: `~/.claude`, `~/.config/opencode`):
+    what a --global link may write in. A user who moved it with the host's own variable
+    (`install.global_folder_env`: `$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`,
+    `$XDG_CONFIG_HOME/opencode`) has it there, as the host reads it; a variable unset, empty
+    or not an absolute path leaves the default."""
+    name, _, rest = str(host.install.get("global_folder_env") or "").lstrip("$").partition("/")
+    value = os.path.expanduser(os.environ.get(name, "")) if name else ""
+    if value and os.path.isabs(value):  # never "/opencode" from an empty variable
+        return Path(value, rest) if rest else Path(value)
     return Path(os.path.expanduser(str(host.install["global_folder"])))
 
 

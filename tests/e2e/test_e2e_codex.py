@@ -272,3 +272,19 @@ def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> No
     problems += check_memory(after, "alpha") + check_memory(again, "alpha")
     problems += check_memory(c.requests("after_denied"), "beta")
     verdict(c, "a prompt the user's own hook blocks -> its card is there by the next", problems)
+
+
+def test_a_global_link_goes_where_codex_home_points(version: str) -> None:
+    """CODEX_HOME moved away from ~/.codex: `link --global` writes its hooks.json, which
+    Codex reads, and the prompt gets its card."""
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        moved = c.home / "codex-elsewhere"
+        (c.home / ".codex").rename(moved)
+        c.env["CODEX_HOME"] = str(moved)
+        c.link("--global")
+        c.run("prompt", exec_args("Tell me about zebrafish."))
+        problems = run_problems(c, "prompt") + check_memory(c.requests("prompt"), "alpha")
+        if (c.home / ".codex").exists():
+            problems.append("link --global wrote ~/.codex, which this Codex does not read")
+        verdict(c, "link --global with CODEX_HOME moved", problems)
