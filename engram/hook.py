@@ -372,8 +372,12 @@ class HookCall:
             return delta.answer([], [], routed_keys, True, self.unit, self.limit, note,
                                 list_already=False)
 
-        delivered = set(entry.get("delivered") or []) | self._delivered_elsewhere(places)
+        own = set(entry.get("delivered") or [])
+        delivered = own | self._delivered_elsewhere(places)
         new, already = delta.split(routed, delivered, self.mode)
+        # Cards this session holds from its record in another workspace are recorded here
+        # too: that record ages (and stops being trusted) while the session works here.
+        carried = [r.key for r in already if r.key not in own]
         already = [r for r in already if not r.always]  # session context, not this prompt's
         if event.kind == "path":
             cap = int(self.settings.get("load.max_path_cards", 3))
@@ -391,13 +395,14 @@ class HookCall:
         # Only the cards to send are read (repeat prompts read no card file at all, unless
         # the index is unchecked).
         new, found = _current(self.index, new, delivered if self.mode != "always" else set())
+        carried += [r.key for r in found if r.key not in own]
         already += [r for r in found if not r.always]
         result = delta.answer(new, already, routed_keys, self.proof, self.unit, self.limit,
                               list_already=list_already)
         # Recorded only once the answer is written: a hook killed in between re-sends the
         # body next time rather than losing it.
         self.emit(result)
-        delivery.mark_delivered(entry, list(result.sent_keys), now)
+        delivery.mark_delivered(entry, list(result.sent_keys) + carried, now)
         if self.spec.get("dropped_on_resume") and result.sent_keys:
             entry["resume_drops"] = sorted(set(entry.get("resume_drops") or []) | set(result.sent_keys))
         if event.kind == "prompt":

@@ -209,3 +209,21 @@ def test_a_session_in_use_keeps_its_list_of_workspaces(ws: Path, clock: Clock, c
         delivery.sweep_reset_markers(time.time())  # another workspace's hook, a write in 32
     back = prompt(client, ws, "how do code reviews work?")
     assert sent_ids(back) == [] and already(back) == ["reviews"]
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_card_from_a_workspace_the_session_left_is_not_sent_again(
+        ws: Path, clock: Clock, client: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session sent a card in one workspace, then working in the other for longer than a
+    record is trusted, with prompts that route that card (listed there as already loaded, on
+    the first workspace's record): the model still holds it. The record that carries it
+    for the session is the one the session keeps using, not the one it left."""
+    inner = nested_with_global_card(ws, tmp_path, monkeypatch)
+    start(client, ws, "startup")
+    prompt(client, ws, "hello")  # Gemini CLI's start is delivered with the first prompt
+    assert "reviews" in sent_ids(prompt(client, inner, "how do code reviews work?"))
+    for _week in range(6):  # the session works in the outer workspace alone, for 36 days
+        clock.advance(6 * DAY)
+        again = prompt(client, ws, "how do code reviews work?")
+        assert sent_ids(again) == [] and already(again) == ["reviews"], _week
