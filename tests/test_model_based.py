@@ -26,6 +26,7 @@ The oracle, after every answer:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -117,6 +118,14 @@ def _payload(host: str, name: str, cwd: Path | str, session: str, **changes: obj
     document["session_id"] = session
     document.update(changes)
     return document
+
+
+_STAMPS = itertools.count(1)
+
+
+def _stamp(host: str) -> dict[str, str]:
+    """The time Gemini CLI stamps each event's payload with (no two prompts share one)."""
+    return {"timestamp": f"2026-12-01T00:00:00.{next(_STAMPS):06d}Z"} if host == "gemini" else {}
 
 
 class ExactlyOnce(RuleBasedStateMachine):
@@ -330,10 +339,11 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     # --- hook events ----------------------------------------------------------------------
     def _call(self, host: str, document: dict, resets: bool | None = None,
-              reaches_model: bool = True, stopped: bool = False) -> None:
-        """One hook call and the oracle's checks. `resets`: whether the event empties the
-        model's context, when the test knows it better than the event's kind.
-        `reaches_model`: False when the host drops the answer (a prompt another hook blocks)."""
+              reaches_model: bool = True, stopped: bool = False, transcribe: bool = True) -> str:
+        """One hook call and the oracle's checks; the answer's text. `resets`: whether the
+        event empties the model's context, when the test knows it better than the event's
+        kind. `reaches_model`: False when the host drops the answer (a prompt another hook
+        blocks). `transcribe`: False when the caller writes the transcript itself."""
         if host in ("claude", "gemini") and "transcript_path" in document:
             path = self._transcript(host, str(document["session_id"]))
             document["transcript_path"] = str(path)
@@ -363,13 +373,13 @@ class ExactlyOnce(RuleBasedStateMachine):
             last.clear()
             holds.clear()
         assert GITHUB not in text, "a secret left"
-        if host == "claude" and text:
+        if host == "claude" and text and transcribe:
             self._transcribe(document, text if reaches_model else None)
-        if host == "gemini" and event.kind in ("prompt", "path"):
+        if host == "gemini" and event.kind in ("prompt", "path") and transcribe:
             self._transcribe_gemini(document, event.kind, text, reaches_model, stopped)
         if not reaches_model:
             STATS["blocked"] += 1
-            return
+            return text
         listed = already(text)
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
         cards = {**self.cards, "inner": {"body": INNER}, "golf": {"body": GOLF}}
@@ -389,6 +399,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             STATS["bodies"] += 1
         STATS["calls"] += 1
         STATS["already"] += bool(listed)
+        return text
 
     def _transcript(self, host: str, session: str) -> Path:
         return self.base / "transcripts" / f"{host}-{session}.jsonl"
@@ -464,7 +475,16 @@ class ExactlyOnce(RuleBasedStateMachine):
         name = "BeforeAgent.json" if host == "gemini" else "UserPromptSubmit.json"
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         self.prompts.append((host, session, words))
-        self._call(host, _payload(host, name, self._cwd(data), session, prompt=text))
+        document = _payload(host, name, self._cwd(data), session, prompt=text, **_stamp(host))
+        if host != "gemini" or not data.draw(st.booleans()):
+            self._call(host, document)
+            return
+        # engram linked in the project and with --global: Gemini runs both entries on the
+        # same payload, then writes the prompt once, with both answers.
+        answers = [self._call(host, json.loads(json.dumps(document)), transcribe=False)
+                   for _ in range(2)]
+        self._transcribe_gemini(document, "prompt", "\n\n".join(a for a in answers if a),
+                                True, False)
 
     def _blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         """A prompt the user's own prompt hook blocks: Claude Code drops it with every hook's
@@ -474,7 +494,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         if host == "gemini":
             self._call(host, _payload(host, "BeforeAgent.json", self._cwd(data), session,
-                                      prompt=text), reaches_model=False,
+                                      prompt=text, **_stamp(host)), reaches_model=False,
                        stopped=data.draw(st.booleans()))
             return
         self._call("claude", _payload("claude", "UserPromptSubmit.json", self._cwd(data), session,
