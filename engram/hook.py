@@ -469,9 +469,9 @@ class HookCall:
         entry.pop("unconfirmed", None)
         from engram import prompt_outcome
 
-        for held in entry.pop("unconfirmed_tools", None) or ():
-            if held["path"] == self.event.transcript_path:
-                gone |= prompt_outcome.missing_after(held["path"], held["offset"], held["keys"]) \
+        for tool in entry.pop("unconfirmed_tools", None) or ():
+            if tool["path"] == self.event.transcript_path:
+                gone |= prompt_outcome.missing_after(tool["path"], tool["offset"], tool["keys"]) \
                     or set()
         if gone:
             entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]

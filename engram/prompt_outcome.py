@@ -38,8 +38,6 @@ def header(key: str) -> bytes:
 
 def transcript_size(path: str) -> int:
     """Where the host's writes to the transcript stand (0 when it does not exist yet)."""
-    import os
-
     try:
         return os.stat(path).st_size
     except OSError:
@@ -92,7 +90,6 @@ def was_dropped(window: bytes, keys: list[str], note: str,
         if is_this_prompt(prompt):
             return not any(header(key) in window[end:] for key in keys)
     return False
-
 
 
 # Past this much written after an answer, with a body still not found, there is nothing to go
