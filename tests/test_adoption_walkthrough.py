@@ -280,6 +280,27 @@ def test_import_says_more_not_negative_less_when_a_file_is_too_small_to_gain() -
     assert _saving(-0.05).startswith("5% more")
 
 
+def test_import_claims_no_saving_when_no_prompt_selected_a_card(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session that sent no card saves nothing to speak of: '100% less' would be the claim
+    of a store the prompts never reach. The table says no prompt selected a card instead."""
+    prompts = repo / "prompts.txt"
+    prompts.write_text("Tune the quantum flux capacitor's oscillation\n", encoding="utf-8")
+    code, out = engram(capsys, "import", "CLAUDE.md", "--dry-run", "--prompts", str(prompts),
+                       "--cwd", str(repo))
+    assert code == 0
+    engram_line = next(line for line in out.splitlines() if line.strip().startswith("engram:"))
+    assert "less" not in engram_line and "no prompt selected a card" in engram_line
+    # Only the always cards went out, and the line says so.
+    assert "only the 2 always card(s) went out" in engram_line
+    assert "--prompts" not in engram_line
+    code, out = engram(capsys, "import", "CLAUDE.md", "--dry-run", "--cwd", str(repo))
+    assert code == 0
+    engram_line = next(line for line in out.splitlines() if line.strip().startswith("engram:"))
+    # The sample's prompts do reach this repository's cards: the saving is stated as before.
+    assert "no prompt selected" not in engram_line and "% " in engram_line
+
+
 def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(
         tmp_path: Path) -> None:
     from engram.commands.import_cmd import _path_kind

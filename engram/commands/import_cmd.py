@@ -207,12 +207,23 @@ def _table(report: dict[str, Any], sample: bool) -> str:
     source, injected = report["source_chars"], report["engram_chars"]
     saved = 1 - injected / source if source else 0.0
     where = "a sample session" if sample else "your prompts"
+    always = {card["id"] for card in cards if card["always"]}
+    if set(report["delivered"]) - always:
+        outcome = _saving(saved)
+    else:
+        # A session no prompt of which reached a section card measures nothing: its saving
+        # would be the claim of a store the prompts never reach.
+        outcome = "no prompt selected a card" + (
+            f" (only the {len(report['delivered'])} always card(s) went out)"
+            if report["delivered"] else "") + (
+            ", the sample's prompts are generic: `--prompts FILE` plays your own"
+            if sample else "")
     lines += [
         "",
         f"  today:  {source:>8,} characters of {report['file']} loaded whole at every session "
         "start",
         f"  engram: {injected:>8,} characters injected over {where} of {report['prompts']} "
-        f"prompts ({report['host']} budget): {_saving(saved)}; "
+        f"prompts ({report['host']} budget): {outcome}; "
         f"{len(report['delivered'])} of {len(cards)} cards sent",
     ]
     if report["replaced"]:
