@@ -184,6 +184,9 @@ class ExactlyOnce(RuleBasedStateMachine):
         # Per cache key: id -> body last sent since the last reset / edit of that card; and
         # the ids sent since the last reset.
         self.last_sent: dict[str, dict[str, str]] = {}
+        # When each context last called: a record no call used for EVICTED_MAX_AGE is no longer
+        # trusted, however the time went by.
+        self.last_use: dict[str, float] = {}
         self.sent_ever: dict[str, set[str]] = {}
         # Per cache key: id -> the body the model holds (the last one it was sent since the
         # last reset, whatever edits came since).
@@ -361,6 +364,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         key = f"{host}|{event.session}" + (f"#agent:{event.agent}" if event.agent else "")
         sent_ever = self.sent_ever.setdefault(key, set())
         last = self.last_sent.setdefault(key, {})
+        self.last_use[key] = self.clock.time()
         holds = self.holds.setdefault(key, {})
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
@@ -578,10 +582,12 @@ class ExactlyOnce(RuleBasedStateMachine):
     @rule(step=st.sampled_from(CLOCK_STEPS))
     def time_passes(self, step: float) -> None:
         self.clock.offset += step
-        if step > delivery.EVICTED_MAX_AGE:
-            # No record is trusted this long after its last use: every session may be sent
-            # its bodies again (a second copy, never a loss).
-            for last in self.last_sent.values():
+        now = self.clock.time()
+        for key, last in self.last_sent.items():
+            if now - self.last_use.get(key, now) > delivery.EVICTED_MAX_AGE:
+                # No record is trusted this long after its last use, in one step or over
+                # several: that context may be sent its bodies again (a second copy, never
+                # a loss).
                 last.clear()
 
     @invariant()
