@@ -28,6 +28,9 @@ DryRunOption = typer.Option(False, "--dry-run", help="Show the change, write not
 # unlink and restore act on a config link wrote; link words its own help for writing one.
 UserConfigOption = typer.Option(False, "--global", help="Use the user-level config.")
 LocalConfigOption = typer.Option(False, "--local", help="Use the personal project file.")
+ForceOption = typer.Option(False, "--force", help="Replace or remove engram's generated file (the "
+                           "OpenCode plugin) even when it holds your own edits; it is backed "
+                           "up first.")
 
 
 def _cwd(value: Optional[Path]) -> Path:
@@ -247,13 +250,15 @@ def link(
                                      help="Also register the SessionEnd transcript queue hook."),
     dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
+    force: bool = ForceOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
     """Merge engram's hook entries into a host's config, touching nothing else."""
     from engram.commands import link as command
 
     raise typer.Exit(command.run(host=host, global_scope=global_scope, session_end=session_end,
-                                 dry_run=dry_run, as_json=as_json, cwd=_cwd(cwd), local=local))
+                                 dry_run=dry_run, as_json=as_json, cwd=_cwd(cwd), local=local,
+                                 force=force))
 
 
 @app.command()
@@ -264,13 +269,14 @@ def unlink(
     local: bool = LocalConfigOption,
     dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
+    force: bool = ForceOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
     """Remove engram's entries (and only those) from a host's config."""
     from engram.commands import unlink as command
 
     raise typer.Exit(command.run(host=host, global_scope=global_scope, dry_run=dry_run,
-                                 as_json=as_json, cwd=_cwd(cwd), local=local))
+                                 as_json=as_json, cwd=_cwd(cwd), local=local, force=force))
 
 
 @app.command()
@@ -299,12 +305,13 @@ def restore(
 def upgrade(
     dry_run: bool = DryRunOption,
     as_json: bool = JsonOption,
+    force: bool = ForceOption,
     cwd: Optional[Path] = CwdOption,
 ) -> None:
     """Bring every installed host to the current hook definitions."""
     from engram.commands import upgrade as command
 
-    raise typer.Exit(command.run(dry_run=dry_run, cwd=_cwd(cwd), as_json=as_json))
+    raise typer.Exit(command.run(dry_run=dry_run, cwd=_cwd(cwd), as_json=as_json, force=force))
 
 
 @app.command()

@@ -10,14 +10,16 @@ from engram.installer import health, ops, plan
 
 
 def run(host: str, global_scope: bool = False, session_end: bool = False, dry_run: bool = False,
-        as_json: bool = False, cwd: Path | None = None, local: bool = False) -> int:
+        as_json: bool = False, cwd: Path | None = None, local: bool = False,
+        force: bool = False) -> int:
     cwd = (cwd or Path.cwd()).resolve()
     ops.check_scopes(global_scope, local)
     targets = ops.resolve(host)
     ops.require_local(targets, local)
     changes = []
     for target in targets:
-        changes += ops.link_one(target, cwd, global_scope, session_end, dry_run, local=local)
+        changes += ops.link_one(target, cwd, global_scope, session_end, dry_run, local=local,
+                               force=force)
     code = changes_report("link", changes, cwd, as_json, dry_run=dry_run)
     if not as_json and not dry_run:
         for target in targets:

@@ -11,12 +11,13 @@ from engram.commands.changes import report as changes_report
 from engram.installer import ops
 
 
-def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False) -> int:
+def run(dry_run: bool = False, cwd: Path | None = None, as_json: bool = False,
+        force: bool = False) -> int:
     cwd = (cwd or Path.cwd()).resolve()
     changes = []
     for host in host_registry.registry():
         for global_scope, local in ops.SCOPES:
-            changes += ops.upgrade_one(host, cwd, global_scope, dry_run, local=local)
+            changes += ops.upgrade_one(host, cwd, global_scope, dry_run, local=local, force=force)
     if not changes and not as_json:
         output.line("nothing to upgrade: no host is linked here or globally "
                    "(run `engram link HOST` first)")

@@ -12,7 +12,7 @@ from typing import Any, Final
 from engram.host_adapter import Host
 from engram.installer import command, jsonc
 from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_bytes, target_of
-from engram.installer.merge import FORMATS, Found, same_matcher
+from engram.installer.merge import FORMATS, Found, plugin_edited, same_matcher
 from engram.installer.plan import (
     Options,
     bare_ours,
@@ -141,7 +141,14 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
                       command=command_setting)
     hook = command.hook_command(host.name, options.command_mode)
     if host.install["format"] == "plugin":
-        current = fmt.merge(document, ours_for(host, options)) == document
+        ours = ours_for(host, options)
+        if plugin_edited(document, ours):
+            flag = scope_flag(global_scope, local)
+            return make(exists=True, state="edited", problem="holds your own edits (not the file "
+                        "any engram release generates), so `engram upgrade` leaves it as it is",
+                        fix="move what you added into a plugin file of your own, then run "
+                        f"`engram link {host.name}{flag} --force` (the edited file is backed up)")
+        current = fmt.merge(document, ours) == document
         state = "linked" if current else "stale"
         resolvable = command.is_resolvable(hook)
         return _finish(host, global_scope, make(

@@ -9,6 +9,8 @@ foreign handlers sharing a group with ours are kept untouched. Inputs are never 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -62,6 +64,9 @@ class Ours:
     # Keys of the container the host reads as settings, not events (Gemini's `enabled`,
     # `disabled`, `notifications` inside `hooks`): never walked as events, kept as they are.
     settings: tuple[str, ...] = ()
+    # The user said to replace or remove a generated file (OpenCode's plugin) even though it
+    # holds edits of theirs (`--force`): the backup keeps them.
+    force: bool = False
 
     def events(self, hooks: dict[str, Any]) -> list[str]:
         """The keys of a hooks container that are events."""
@@ -369,8 +374,54 @@ class FlatVersioned(_JsonFormat):
         return result
 
 
+# sha256 of each plugin template an earlier engram release generated from, LF line ends: a
+# file that is one of them with a command engram writes in its place is engram's to replace
+# or remove. The current template is recognised from itself.
+EARLIER_PLUGINS: Final = frozenset({
+    "37f3238383784d841b64b77119b69a271a073cbe59960b132f186e5dea943306",  # v1
+    "679d62ba7bf6bb2a6c21be0812a8bd0a99a068587f8cf7c437973624943a92ad",  # v2, first form
+    "150cba7a8ad6a2f9fdcabe2f709a2f71a9fcedb55217f5a403bbff3d625997f5",  # v2, one slot
+})
+PLUGIN_PLACEHOLDER: Final = '"__ENGRAM_HOOK_COMMAND__"'
+_COMMAND_LINE: Final = ("const COMMAND = ", ";")
+
+
+def _template_of(text: str, ours: Ours) -> str | None:
+    """The template `text` was generated from: its one COMMAND line's value, exactly as
+    engram writes it (json.dumps of a command engram writes for this host), put back to the
+    placeholder. None when the file has no such line, or another value there."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith(_COMMAND_LINE[0])]
+    if len(at) != 1 or not lines[at[0]].endswith(_COMMAND_LINE[1]):
+        return None
+    literal = lines[at[0]][len(_COMMAND_LINE[0]):-len(_COMMAND_LINE[1])]
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    if not isinstance(value, str) or json.dumps(value) != literal or not is_ours(value, ours.names):
+        return None
+    lines[at[0]] = _COMMAND_LINE[0] + PLUGIN_PLACEHOLDER + _COMMAND_LINE[1]
+    return "\n".join(lines)
+
+
+def plugin_edited(text: str, ours: Ours) -> bool:
+    """Does the plugin file hold anything an engram release did not write: an edit of the
+    user's (a timeout, a line of theirs, their own command)? CRLF line ends alone are not
+    one (Git on Windows checks a committed file out so)."""
+    template = _template_of(text, ours)
+    if template is None:
+        return True
+    known = set(EARLIER_PLUGINS)
+    current = _template_of(ours.plugin_text, ours) if ours.plugin_text else None
+    if current is not None:
+        known.add(hashlib.sha256(current.encode("utf-8")).hexdigest())
+    return hashlib.sha256(template.encode("utf-8")).hexdigest() not in known
+
+
 class Plugin:
-    """OpenCode: a whole generated file, ours only when it carries the marker."""
+    """OpenCode: a whole generated file, ours only when it carries the marker; replaced or
+    removed only when it is exactly what an engram release wrote, or with `force`."""
 
     def load(self, text: str | None) -> str | None:
         if text is not None and PLUGIN_MARKER not in text:
@@ -382,10 +433,21 @@ class Plugin:
         return [] if document is None else [Found("plugin", None, {"template": PLUGIN_MARKER})]
 
     def merge(self, document: str | None, ours: Ours) -> str:
+        if document != ours.plugin_text:
+            self._check_edits(document, ours, "replace")
         return ours.plugin_text
 
     def strip(self, document: str | None, ours: Ours) -> None:
-        return None
+        self._check_edits(document, ours, "remove")
+
+    def _check_edits(self, document: str | None, ours: Ours, verb: str) -> None:
+        if document is None or ours.force or not plugin_edited(document, ours):
+            return
+        raise ShapeError("(file)", "holds edits of yours: it is not the file any engram release "
+                         f"generates, and engram will not {verb} them",
+                         "move what you added into a plugin file of your own (another name in "
+                         "the same folder), then run the command again with --force (the file "
+                         "as it is now is backed up first; `engram restore` puts it back)")
 
     def render(self, text: str | None, document: str | None, ours: Ours) -> str | None:
         return document

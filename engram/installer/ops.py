@@ -189,7 +189,7 @@ def _no_local(host: Host) -> Change:
 
 
 def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
-             dry_run: bool, local: bool = False) -> list[Change]:
+             dry_run: bool, local: bool = False, force: bool = False) -> list[Change]:
     scope = scope_name(global_scope, local)
     if not host.supported or not host.install:
         return [skipped(host, scope)]
@@ -201,7 +201,7 @@ def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
     # An opt-in SessionEnd stays on when link runs again without --session-end.
     session_end = session_end or any(f.event == "SessionEnd" for f in installed(host, path) or ())
     options = Options(session_end=session_end, path_rules=rules, global_scope=global_scope,
-                      local=local, command=command_setting(cwd))
+                      local=local, command=command_setting(cwd), force=force)
     changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
                      place=place)]
     if local and changes[0].action == "created" and not dry_run:
@@ -215,7 +215,7 @@ def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
 
 
 def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
-               local: bool = False) -> list[Change]:
+               local: bool = False, force: bool = False) -> list[Change]:
     scope = scope_name(global_scope, local)
     if not host.supported or not host.install:
         return [skipped(host, scope)]
@@ -224,7 +224,7 @@ def unlink_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
         return [_no_local(host)]
     path, place = where
     changes = [apply(host, path, scope, ours_for(host, Options(global_scope=global_scope,
-                                                               local=local)),
+                                                               local=local, force=force)),
                      remove=True, dry_run=dry_run, place=place)]
     if not global_scope and not _linked_elsewhere(host, cwd, local):
         extra = remove_native_rules(host, cwd, dry_run)
@@ -376,7 +376,7 @@ def _linked_elsewhere(host: Host, cwd: Path, local: bool) -> bool:
 
 
 def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
-                local: bool = False) -> list[Change]:
+                local: bool = False, force: bool = False) -> list[Change]:
     """Re-link a host where engram entries already are; SessionEnd kept, never added."""
     if not host.supported or not host.install:
         return []
@@ -390,7 +390,7 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
     scope = scope_name(global_scope, local)
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules(cwd), global_scope=global_scope, local=local,
-                      command=command_setting(cwd))
+                      command=command_setting(cwd), force=force)
     changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
                      place=place)]
     if not global_scope and _rules_dir(host, cwd) and changes[0].action != "refused":
@@ -425,13 +425,15 @@ def display(path: Path, cwd: Path) -> str:
 
 def _count(change: Change) -> str:
     noun = ("rule", "rules") if change.kind == "rules" else ("entry", "entries")
+    # A forced replace or removal of a generated file the user had edited says so.
+    forced = change.message if change.action in ("updated", "deleted") else ""
     if change.action == "deleted":
-        return "only engram's files were in it" if change.kind == "rules" \
-            else "only engram's entries were in it"
+        return forced or ("only engram's files were in it" if change.kind == "rules"
+                          else "only engram's entries were in it")
     removed = sum(1 for e in change.events if e.startswith("-"))
-    if removed and not change.entries:
-        return f"removed {removed} {noun[removed != 1]}"
-    return f"{change.entries} {noun[change.entries != 1]}"
+    counted = f"removed {removed} {noun[removed != 1]}" if removed and not change.entries \
+        else f"{change.entries} {noun[change.entries != 1]}"
+    return f"{counted}; {forced}" if forced else counted
 
 
 def change_line(change: Change, cwd: Path, quiet_absent: bool) -> str | None:

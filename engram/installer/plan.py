@@ -15,11 +15,19 @@ from engram.host_adapter import Host
 from engram.installer import command, jsonc
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
 from engram.installer.jsonc import MAX_DEPTH, DuplicateKey, JsoncError, TooDeep
-from engram.installer.merge import FORMATS, Entry, Found, Ours, ShapeError, covers
+from engram.installer.merge import (
+    FORMATS,
+    PLUGIN_PLACEHOLDER,
+    Entry,
+    Found,
+    Ours,
+    ShapeError,
+    covers,
+    plugin_edited,
+)
 from engram.resources import data_dir
 
 _UNIT_FACTOR: Final = {"seconds": 1, "milliseconds": 1000}
-PLACEHOLDER: Final = '"__ENGRAM_HOOK_COMMAND__"'
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,7 @@ class Options:
     global_scope: bool = False
     local: bool = False  # the host's personal project file (Claude's settings.local.json)
     command: str = "auto"  # hooks.command
+    force: bool = False  # replace or remove a generated file holding the user's edits
 
     @property
     def command_mode(self) -> str:
@@ -142,7 +151,7 @@ def plugin_text(host: Host, hook_command: str) -> str:
     if not template:
         return ""
     text = (data_dir("hosts") / template).read_text(encoding="utf-8")
-    return text.replace(PLACEHOLDER, json.dumps(hook_command))
+    return text.replace(PLUGIN_PLACEHOLDER, json.dumps(hook_command))
 
 
 def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
@@ -151,7 +160,7 @@ def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
     hook = command.hook_command(host.name, options.command_mode)
     return replace(bare_ours(host, matchers=True), entries=desired_entries(host, options, hook),
                    wrapper=tuple((host.install.get("wrapper") or {}).items()),
-                   plugin_text=plugin_text(host, hook),
+                   plugin_text=plugin_text(host, hook), force=options.force,
                    covered=tuple(beside(host, path)) if path is not None else ())
 
 
@@ -233,11 +242,15 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
     (or removes a file engram created), so `{}`, an empty file or `"hooks": {}` survive."""
     fmt = FORMATS[host.install["format"]]
     seen: dict[str, list[Found]] = {}
+    edited: dict[str, bool] = {}
 
     def compute(text: str | None) -> str | None:
         if remove and text is None:
             return None
         document = load(host, text)
+        # with --force only: what goes held the user's own edits
+        edited["plugin"] = text is not None and host.install["format"] == "plugin" and \
+            plugin_edited(text, ours)
         seen["before"] = fmt.found(document, ours)
         updated = fmt.strip(document, ours) if remove else fmt.merge(document, ours)
         seen["after"] = fmt.found(updated, ours)
@@ -292,8 +305,12 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         action = "deleted"
     else:
         action = "updated"
+    theirs = edited.get("plugin", False) and action in ("updated", "deleted")
     return make(action=action, entries=len(after_found),
-                events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup)
+                events=_events_diff(seen.get("before", []), after_found), backup=outcome.backup,
+                message=f"your edits in it are in the backup: `engram restore {host.name}"
+                f"{scope_flag(scope == 'global', scope == 'local')}` puts them back"
+                if theirs else "")
 
 
 def not_strict(exc: JsoncError, host: Host) -> tuple[str, str]:
