@@ -73,6 +73,30 @@ class Backup:
     def created_dirs(self) -> list[str]:
         return _folder_list(self.path) if self.absent else []
 
+    def kept_as(self) -> tuple[int, int, int] | None:
+        """(mode, uid, gid) the file had when it was saved; None for a backup an older
+        engram made (no record) or a record that does not read."""
+        try:
+            value = json.loads(_meta_of(self.path).read_text(encoding="utf-8"))
+            found = (value["mode"], value["uid"], value["gid"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return found if all(isinstance(n, int) and not isinstance(n, bool) for n in found) \
+            else None
+
+
+def _meta_of(saved: Path) -> Path:
+    return saved.with_name(saved.name + ".meta.json")
+
+
+def _save_meta(saved: Path, info: os.stat_result | None) -> None:
+    """Record the file's mode and owner beside its saved bytes: a restore onto a file that is
+    gone gives them back (a 0600 file of API keys must not come back world-readable)."""
+    if info is None:
+        return
+    record = {"mode": stat.S_IMODE(info.st_mode), "uid": info.st_uid, "gid": info.st_gid}
+    atomic_write_bytes(_meta_of(saved), json.dumps(record).encode(), mode=0o600)
+
 
 def _folder_list(file: Path) -> list[str]:
     """A recorded list of folders engram created; unreadable or malformed records nothing."""
@@ -169,13 +193,22 @@ def _folder(target: Path) -> Path:
     return folder
 
 
+def _stat(target: Path) -> os.stat_result | None:
+    try:
+        return target.stat()
+    except OSError:
+        return None
+
+
 def _backup(target: Path, data: bytes) -> Path:
     folder = _folder(target)
     copy = folder / f"{_stamp()}.bak"
     atomic_write_bytes(copy, data, mode=0o600)
+    _save_meta(copy, _stat(target))
     rotating = sorted(p for p in folder.glob("*.bak") if not p.name.startswith(ORIGINAL_PREFIX))
     for old in rotating[:-BACKUPS_KEPT]:
         old.unlink(missing_ok=True)
+        _meta_of(old).unlink(missing_ok=True)
     return copy
 
 
@@ -210,9 +243,12 @@ def _record_original(target: Path, data: bytes | None, created: list[str]) -> No
     else:
         name, payload = f"{ORIGINAL_PREFIX}{_stamp()}.bak", data
     atomic_write_bytes(folder / name, payload, mode=0o600)
+    if data is not None:
+        _save_meta(folder / name, _stat(target))
     kept = [b for b in backups(target) if b.original]
     for extra in kept[1:-ORIGINALS_KEPT]:  # the very first is kept for good, and the newest
         extra.path.unlink(missing_ok=True)
+        _meta_of(extra.path).unlink(missing_ok=True)
 
 
 def missing_parents(path: Path) -> list[str]:
@@ -466,9 +502,11 @@ def unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
     return check
 
 
-def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) -> Path | None:
+def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None,
+             kept_as: tuple[int, int, int] | None = None) -> Path | None:
     """Back `data` up, then make the file hold `after` (None: remove it). Changed, with the
-    file as the other program left it, when it no longer holds `data`."""
+    file as the other program left it, when it no longer holds `data`. `kept_as`: the mode
+    and owner a file restored where there is none had when it was saved."""
     saved = _backup(target, data) if data is not None else None
     check = unchanged(target, data)
     if after is None:
@@ -482,10 +520,12 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None) 
             prune(kept.created_dirs())
         prune_made(target.parent)
     else:
-        mode = None if data is not None else _new_file_mode()
+        mode = None if data is not None else kept_as[0] if kept_as else _new_file_mode()
         # The file keeps its owner (a new one takes its folder's): run as root (sudo), a file
         # owned by root would be one the user's host can no longer write, or, mode 0600, read.
         owner = _owner(target) if data is not None else new_owner(target)
+        if data is None and kept_as is not None and hasattr(os, "geteuid") and os.geteuid() == 0:
+            owner = kept_as[1:]  # only root may give a file to another user
         if data is None:
             remember_made(make_parents(target, owner))
         atomic_write_bytes(target, after, mode=mode, owner=owner, check=check,
@@ -584,7 +624,8 @@ def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> 
                 return Outcome(_text(data), _text(wanted))
             _check_writable(target)
             try:
-                return Outcome(_text(data), _text(wanted), _replace(path, target, data, wanted))
+                return Outcome(_text(data), _text(wanted),
+                               _replace(path, target, data, wanted, chosen.kept_as()))
             except Changed:
                 continue  # backed up again as the other program left it, then restored
     raise ShapeError("(file)", "kept changing while engram tried to restore it",
