@@ -257,6 +257,49 @@ def test_the_users_group_pairs_with_what_is_left_of_it_not_with_engrams_new_one(
     assert mine in path.read_text()
 
 
+def test_an_old_group_that_goes_is_not_rewritten_into_the_users_when_engrams_new_one_follows(
+        workspace: Path) -> None:
+    """Found (a soak run of the generated user files, Gemini): the user's own engram entry in
+    a group of its own, then the user's group with their handler and another engram entry.
+    link leaves the user's group (without the engram entry) and adds engram's new group at the
+    end: two groups before, two after. The array edit paired them by position because more
+    pairs won over any likeness: the old engram group was rewritten into the user's (their
+    handler re-serialised, a comment of engram's entry left inside it) and the user's group
+    into engram's new one."""
+    mine = '{"type": "command",   "command": "./audit.sh",   "timeout": 5}'
+    text = ('{"hooks": {"PostToolUse": [\n'
+            '  {"hooks": [{"type": "command", "command": "engram hook claude"}]},\n'
+            '  {"matcher": "Bash", "hooks": [' + mine
+            + ', {"type": "command", "command": "engram hook claude"}]}\n'
+            ']}}\n')
+    path = claude_settings(workspace, text)
+    assert engram("link", "claude", cwd=workspace) == 0
+    linked = path.read_text()
+    assert '{"matcher": "Bash", "hooks": [' + mine in linked
+    groups = json.loads(linked)["hooks"]["PostToolUse"]
+    assert groups[0] == {"matcher": "Bash", "hooks": [json.loads(mine)]}
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert '{"matcher": "Bash", "hooks": [' + mine in path.read_text()
+
+
+def test_a_gemini_users_handler_keeps_its_own_text_and_comments_through_link(
+        workspace: Path) -> None:
+    """The same, as the soak run drew it: a one-line Gemini file with a comment before every
+    member. link moved the comment of engram's old entry into the user's handler."""
+    mine = '{/* mine */ "type": "command", /* mine */ "command": "./audit.sh",}'
+    text = ('{/* c */ "hooks": {/* c */ "AfterTool": [/* c */ {/* c */ "hooks": [/* c */ '
+            '{/* c */ "type": "command", /* c */ "command": "engram hook gemini", /* old */ '
+            '"timeout": null,},],}, /* c */ {/* c */ "hooks": [/* c */ ' + mine + ', /* c */ '
+            '{/* c */ "type": "command", /* c */ "command": "engram hook gemini",},],},],},}\n')
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    assert engram("link", "gemini", cwd=workspace) == 0
+    assert mine in path.read_text(encoding="utf-8")
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    assert mine in path.read_text(encoding="utf-8")
+
+
 def test_absent_stays_absent_with_no_folder_left(workspace: Path) -> None:
     scoped_card(workspace)
     assert engram("link", "all", cwd=workspace) == 0

@@ -513,6 +513,10 @@ def _past_line_break(text: str, pos: int) -> int:
 
 # Beyond this many pairs in one changed stretch of an array, its elements pair by position.
 _ALIGN_MAX_PAIRS = 2500
+# Each pair's part in an alignment beyond its likeness: enough to prefer a pair where it costs
+# no likeness, never enough to outweigh any (likeness differences are far above 1e-9 for the
+# at most 2,500 candidate pairs of a stretch).
+_PAIR_BONUS = 1e-9
 
 
 def _align(before: list[Any], after: list[Any]) -> list[tuple[int | None, int | None]]:
@@ -542,10 +546,15 @@ def _align(before: list[Any], after: list[Any]) -> list[tuple[int | None, int | 
 def _best_pairs(before: list[Any], after: list[Any], i1: int,
                 j1: int) -> list[tuple[int | None, int | None]]:
     """The order-keeping pairing of `before` (from index i1) with `after` (from j1) with the
-    most pairs and, among those, the most total likeness (a sequence alignment)."""
+    most total likeness and, among those, the most pairs (a sequence alignment). Likeness
+    comes first: an old engram group followed by the user's group, which keeps their handler
+    without engram's entry and is followed by engram's new group, pairs the user's two, and
+    the old group goes; pairing by position, for one more pair, rewrote the old group into the
+    user's (their handler re-serialised, a comment of engram's entry left in it). Elements with
+    nothing alike still pair when that costs no likeness (an old engram handler edited into the
+    new one, in the file's own layout)."""
     n, m = len(before), len(after)
-    score = [[n + 1 + _likeness(before[a], after[b]) for b in range(m)]
-             for a in range(n)]  # one more pair always beats any likeness
+    score = [[_likeness(before[a], after[b]) + _PAIR_BONUS for b in range(m)] for a in range(n)]
     best = [[0.0] * (m + 1) for _ in range(n + 1)]
     for a in range(1, n + 1):
         for b in range(1, m + 1):
