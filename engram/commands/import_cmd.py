@@ -74,6 +74,42 @@ def _is_pointer(text: str, archive: Path) -> bool:
     return archive.is_file() and native_loads.is_pointer_text(text.encode("utf-8"))
 
 
+def _keep(source: Path, data: bytes, archive: Path) -> Path:
+    """Keep the text `--replace` replaces: in its archive file, or where that already holds
+    another text (an earlier import's, which the user has since rewritten) in the next free
+    `NAME.N.md`. The same text archived before is not kept twice."""
+    candidate, n = archive, 2
+    while os.path.lexists(candidate):
+        try:
+            if fileio.read_bounded(candidate, MAX_SOURCE_BYTES) == data:
+                return candidate
+        except OSError:
+            pass
+        candidate, n = archive.with_name(f"{archive.stem}.{n}{archive.suffix}"), n + 1
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    fileio.atomic_write_bytes(candidate, data)
+    shutil.copystat(source, candidate)
+    return candidate
+
+
+def _replace_with_pointer(source: Path, data: bytes, file: Path, pointer: str) -> None:
+    """The user's file becomes engram's pointer, still theirs: its owner (run as root), mode and
+    extended attributes kept; an edit saved since engram read it is not overwritten."""
+    info = source.stat()
+
+    def unchanged() -> None:
+        try:
+            same = fileio.read_bounded(source, MAX_SOURCE_BYTES) == data
+        except OSError:
+            same = False
+        if not same:
+            raise EngramError(f"{file} changed while engram imported it; it was not replaced",
+                              "run the command again")
+
+    fileio.atomic_write_bytes(source, pointer.encode("utf-8"), owner=(info.st_uid, info.st_gid),
+                              check=unchanged, keep_attributes=True)
+
+
 def has_cards(folder: Path) -> bool:
     """Does `folder` hold a card file (a memory scan finds one)?"""
     from engram import store
@@ -123,11 +159,16 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         given = file if file.is_absolute() else cwd / file
         source = given.parent.resolve() / given.name
         try:  # a regular file, bounded: a FIFO or device in its place must not hang import
-            text = fileio.read_bounded(source, MAX_SOURCE_BYTES).decode("utf-8")
+            data = fileio.read_bounded(source, MAX_SOURCE_BYTES)
+            text = data.decode("utf-8")
         except FileNotFoundError:
             raise EngramError(f"{file}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise EngramError(f"{file}: cannot read it as UTF-8 text ({exc})") from None
+        if replace and not dry_run and not source.is_symlink() and source.stat().st_nlink > 1:
+            raise EngramError(f"{file} has {source.stat().st_nlink} hard links: replacing it "
+                              "would leave the other names with the old text",
+                              "make the other names symlinks to it, or import without --replace")
         try:
             relative = source.relative_to(root).as_posix()
         except ValueError:
@@ -168,11 +209,10 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         result = measure(cards, steps, host)
         replaced = None
         if replace and not dry_run:
-            archive.parent.mkdir(parents=True, exist_ok=True)
-            if not archive.exists():
-                shutil.copy2(source, archive)
-            fileio.atomic_write_text(source, _pointer(relative, f"{paths.MEMORY_DIR_NAME}/{stem}"))
-            replaced = str(archive.relative_to(root))
+            kept = _keep(source, data, archive)
+            _replace_with_pointer(source, data, file,
+                                  _pointer(relative, f"{paths.MEMORY_DIR_NAME}/{stem}"))
+            replaced = str(kept.relative_to(root))
         reports.append({
             "file": relative, "folder": str(folder.relative_to(root)),
             "source_chars": len(text), "engram_chars": result.total,

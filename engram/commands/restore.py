@@ -82,6 +82,11 @@ def run(host: str, global_scope: bool = False, local: bool = False, list_only: b
     except ShapeError as exc:
         output.message(f"REFUSED {shown}: {exc.problem}; the file was not changed\n  fix: {exc.fix}")
         return 1
+    except OSError as exc:  # a read-only file system, a full disk, no permission
+        output.message(f"REFUSED {shown}: cannot be written ({exc.strerror or exc}); the file "
+                       "was not changed\n  fix: check the permissions of the file and its folder "
+                       "and the free space, then run the command again")
+        return 1
     what = "the pre-engram original" if chosen.original else f"backup {chosen.id}"
     if not outcome.changed:
         output.line(f"UNCHANGED {shown} (it already holds {what})")

@@ -15,6 +15,7 @@ back byte for byte, and `engram restore --original` restores it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -449,6 +450,10 @@ def read_config_bytes(target: Path) -> bytes:
     return read_bounded(target, MAX_CONFIG_BYTES)
 
 
+_NOT_REGULAR: Final = ("is not a regular file (a FIFO, device or socket)",
+                       "replace it with a plain file")
+
+
 def _read(target: Path) -> bytes | None:
     try:
         return read_config_bytes(target)
@@ -459,11 +464,14 @@ def _read(target: Path) -> bytes | None:
     except NotRegularFile:
         if target.is_dir():
             raise ShapeError("(file)", "is a directory", "move the directory aside") from None
-        raise ShapeError("(file)", "is not a regular file (a FIFO, device or socket)",
-                         "replace it with a plain file") from None
+        raise ShapeError("(file)", *_NOT_REGULAR) from None
     except FileTooLarge:
         raise ShapeError("(file)", f"is larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB",
                          "check what the file holds") from None
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # ENXIO: a socket, which no open can read
+            raise
+        raise ShapeError("(file)", *_NOT_REGULAR) from None
 
 
 def _decode(data: bytes | None) -> str | None:

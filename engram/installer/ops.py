@@ -245,17 +245,28 @@ def _git_dir(root: Path) -> Path | None:
     if dot_git.is_dir():
         return dot_git
     try:  # a worktree or submodule: ".git" is a file naming the real folder
-        line = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
+        line = _small_text(dot_git).strip()
+    except (OSError, UnicodeDecodeError):
         return None
     if not line.startswith("gitdir:"):
         return None
     git_dir = (root / line.split(":", 1)[1].strip()).resolve()
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        common = _small_text(git_dir / "commondir").strip()
         return (git_dir / common).resolve()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return git_dir
+
+
+# Git's own small files and the exclude and ignore lists: a FIFO, a socket or a link to
+# /dev/zero in their place must neither hang `link --local` nor fill its memory.
+_GIT_FILE_MAX: Final = 16 * 1024 * 1024
+
+
+def _small_text(path: Path) -> str:
+    from engram.fileio import read_bounded
+
+    return read_bounded(path, _GIT_FILE_MAX).decode("utf-8")
 
 
 def keep_out_of_git(root: Path, path: Path) -> None:
@@ -270,19 +281,19 @@ def keep_out_of_git(root: Path, path: Path) -> None:
     exclude = git_dir / "info" / "exclude"
     for listed in (root / ".gitignore", exclude):
         try:
-            if names & {line.strip() for line in listed.read_text(encoding="utf-8").splitlines()}:
+            if names & {line.strip() for line in _small_text(listed).splitlines()}:
                 return
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
     try:
-        had = exclude.exists()
-        text = exclude.read_text(encoding="utf-8") if had else ""
+        had = os.path.lexists(exclude)
+        text = _small_text(exclude) if had else ""
         owner = new_owner(exclude)
         make_parents(exclude, owner)
         sep = "" if not text or text.endswith("\n") else "\n"
         _rewrite(exclude, f"{text}{sep}{_EXCLUDE_NOTE}{rel}\n", owner if not had else None)
         _note_exclude(exclude, rel, {"sep": sep, "created": not had})
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass  # the file still works; `git status` will show it
 
 
@@ -351,7 +362,7 @@ def take_back_from_git_exclude(root: Path, path: Path) -> None:
         return
     lines = f"{_EXCLUDE_NOTE}{rel}\n"
     try:
-        text = exclude.read_text(encoding="utf-8")
+        text = _small_text(exclude)
         sep = str(note.get("sep", ""))
         kept: str | None = None  # None: the user changed those lines, they are theirs now
         if text.endswith(sep + lines):
@@ -364,7 +375,7 @@ def take_back_from_git_exclude(root: Path, path: Path) -> None:
         elif kept is not None:
             _rewrite(exclude, kept, None)
         _note_exclude(exclude, rel, None)
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass  # a line too many in the exclude file hides nothing that exists
 
 
