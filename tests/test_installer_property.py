@@ -1,5 +1,6 @@
 """Property: whatever the user's files hold and whatever sequence of link / unlink / upgrade /
-link all / unlink all / path-rules switches / --session-end / --global / --local runs, every
+link all / unlink all / path-rules switches / --session-end / --global / --local / a user's
+edit of engram's OpenCode plugin (kept byte for byte, refused until --force) runs, every
 host file parses with that host's own rules after every step, every entry of the user's is
 intact, nothing is written outside the workspace, the hosts' own folders in HOME and engram's
 state; and after a final unlink every file is byte-identical to how it started (absent stays
@@ -17,7 +18,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Final, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -139,7 +140,11 @@ STEP = st.one_of(
     # engram upgraded to a version that writes other commands (the launcher in personal files,
     # the PATH form in shared ones): what the earlier one wrote stays engram's
     st.tuples(st.just("new engram")),
+    # the user edits engram's OpenCode plugin: it is theirs now, refused until --force
+    st.tuples(st.just("edit plugin"), st.sampled_from(["project", "global"])),
 )
+EDIT: Final = b"// the user's own line\n"
+TOUCHES_OPENCODE: Final = ("link", "unlink", "link all", "unlink all", "upgrade")
 LAUNCHED = "/opt/engram/bin/python3 -I -S /opt/engram/bin/engram-hook"
 
 
@@ -234,15 +239,26 @@ def test_any_sequence_keeps_every_file_valid_and_gives_it_back(
                 for key, text in starts.items() if text is not None}
         initial = snapshot(base)
         ws = base / "ws"
+        edited: dict[tuple[str, str], bytes] = {}  # the user's plugin edits: never lost
         for step in steps:
             if step[0] == "new engram":
                 upgraded.delenv("ENGRAM_HOOK_EXECUTABLE", raising=False)
                 upgraded.setattr(command, "_launcher_prefix", lambda: LAUNCHED)
                 continue
+            if step[0] == "edit plugin":
+                plugin = paths[("opencode", step[1])]
+                if plugin.exists():
+                    edited[("opencode", step[1])] = plugin.read_bytes() + EDIT
+                    plugin.write_bytes(edited[("opencode", step[1])])
+                continue
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()) as err:
                 code = engram(*_args(step), cwd=ws)
-            assert code == 0, (step, err.getvalue())
+            refused = code == 1 and bool(edited) and step[0] in TOUCHES_OPENCODE and \
+                "holds edits of yours" in err.getvalue()
+            assert code == 0 or refused, (step, err.getvalue())
+            for key, text in edited.items():
+                assert paths[key].read_bytes() == text, (step, key)
             for key, path in paths.items():
                 if not path.exists():
                     continue
@@ -255,8 +271,8 @@ def test_any_sequence_keeps_every_file_valid_and_gives_it_back(
                     got = user_entries(key[0], document)
                     assert all(entry in got for entry in user[key]), (step, key)
             assert outside(snapshot(base)) == outside(initial), step
-        for args in (["unlink", "all"], ["unlink", "claude", "--local"],
-                     ["unlink", "all", "--global"]):
+        for args in (["unlink", "all", "--force"], ["unlink", "claude", "--local"],
+                     ["unlink", "all", "--global", "--force"]):
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()) as err:
                 assert engram(*args, cwd=ws) == 0, err.getvalue()
