@@ -312,9 +312,11 @@ class HookCall:
             delivery.apply_reset(entry, self.reset_stamp, now)
         if event.resets and event.kind == "start":
             entry["reset_by"] = self.payload_digest
-        else:
+        elif event.kind != "rule_loaded":
             # Anything else the session does (a prompt, a tool call, a PreCompact) comes after
-            # every run of the start: a start after it is a new one.
+            # every run of the start: a start after it is a new one. Not a rule load: the host
+            # loads its instruction files as a session starts or compacts, and runs those
+            # hooks at the same moment as the start's own runs.
             entry.pop("reset_by", None)
         places = self._join_session()
         if event.kind == "prompt" and ("unconfirmed" in entry or "unconfirmed_tools" in entry):

@@ -128,6 +128,37 @@ def test_a_session_start_run_twice_sends_the_always_cards_once(ws: Path, client:
     assert sent_ids(context(call(client, compact))) == ["overview"]  # a new compaction
 
 
+@pytest.mark.parametrize("source", ["startup", "compact"])
+@pytest.mark.parametrize("loaded", ["CLAUDE.md", ".claude/rules/engram/migrations.md"])
+def test_a_rule_load_between_two_runs_of_one_start_is_part_of_that_start(
+        tmp_path: Path, source: str, loaded: str) -> None:
+    """Claude Code loads CLAUDE.md (and, with `hooks.path_rules: native`, engram's rule files)
+    as a session starts or after a compaction, and runs its InstructionsLoaded hooks at the
+    same moment as the SessionStart ones (observed on 2.1.197 and 2.1.332 with both a project
+    and a `--global` link: the three calls within one second, their order varying). A rule
+    load the delivery lock lets in between the two runs of one start is no new activity of
+    the session: the second run is still that start, and the always cards go once (before:
+    twice, the second run taken for a new reset)."""
+    ws = make_workspace(tmp_path / "proj", config={"hooks": {"path_rules": "native"}})
+    (ws / ".claude" / "rules" / "engram").mkdir(parents=True)
+    (ws / "CLAUDE.md").write_text("Project notes for the agent.\n", encoding="utf-8")
+    session = payload("claude", "UserPromptSubmit.json", ws)["session_id"]
+    name = "SessionStart.json" if source == "startup" else "SessionStart.3.json"
+    start = payload("claude", name, ws, session_id=session)
+    rule_load = payload("claude", "InstructionsLoaded.json", ws, session_id=session,
+                        file_path=str(ws / loaded))
+    if source == "compact":
+        call("claude", payload("claude", "SessionStart.json", ws, session_id=session))
+        prompt("claude", ws, "release checklist", session_id=session)
+        call("claude", payload("claude", "PreCompact.json", ws, session_id=session))
+    assert sent_ids(context(call("claude", start))) == ["overview"]
+    assert call("claude", rule_load) == ""
+    assert sent_ids(context(call("claude", start))) == []
+    # A rule file Claude loaded itself is in the context: a prompt does not send its card.
+    assert sent_ids(prompt("claude", ws, "how do we write database migrations?",
+                           session_id=session)) == ([] if "migrations" in loaded else ["migrations"])
+
+
 def test_a_manual_compress_on_gemini_resets_at_once(ws: Path) -> None:
     """Gemini CLI 0.61.0 sends nothing after a compression (no PostCompress, no `compress`
     session start), so a manual /compress resets when it is announced: if it then compresses

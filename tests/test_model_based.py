@@ -1,6 +1,7 @@
 """Model-based test of "each memory exactly once per session, current, gated, whole".
 
-Random sequences of hook events (session start / resume / clear / compact, prompts, file
+Random sequences of hook events (session start / resume / clear / compact, run once or twice as
+two engram entries run it, prompts, file
 touches, subagents, compaction, session end, a prompt another hook blocks) for several
 sessions of Claude Code, Codex and Gemini CLI, through the hook's own entry (`hook.handle`,
 what `engram hook` runs), each from a cwd the host might report (the workspace, a sub-folder,
@@ -62,8 +63,12 @@ CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/s
 # of the user's global memory, which every workspace routes.
 INNER = "inner rule 0: vendored code keeps its own conventions."
 GOLF = "golf rule 0: the user's own habits go everywhere."
+# How a session start is run: once (one engram entry), or twice (linked in the project and
+# with --global), on Claude Code with its load of CLAUDE.md between the two runs or not.
+RUNS = {"claude": ("rule load between", "twice", "once"), "codex": ("twice", "once")}
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
-         "evicted": 0, "restored": 0, "blocked": 0}  # printed with -s
+         "evicted": 0, "restored": 0, "blocked": 0, "starts_twice": 0,
+         "rule_loads_between": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), and past the age records are kept at all.
 CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
@@ -506,7 +511,25 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     def _start(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         source = data.draw(st.sampled_from(START_SOURCES))
-        self._call(host, _payload(host, "SessionStart.json", self._cwd(data), session, source=source))
+        self._run_start(host, _payload(host, "SessionStart.json", self._cwd(data), session,
+                                       source=source), data)
+
+    def _run_start(self, host: str, document: dict, data: st.DataObject) -> None:
+        """A session start, run once, or twice where engram is linked in the project and with
+        --global (Claude Code and Codex run both entries on the same payload at once), with
+        Claude's load of CLAUDE.md in between when the delivery lock lets it in first (it
+        fires with the start). The second run is the same start: it empties nothing more."""
+        runs = "once" if host == "gemini" else data.draw(st.sampled_from(RUNS[host]))
+        self._call(host, document)
+        if runs == "once":
+            return
+        STATS["starts_twice"] += 1
+        if runs == "rule load between":
+            STATS["rule_loads_between"] += 1
+            self._call(host, _payload(host, "InstructionsLoaded.json", document["cwd"],
+                                      str(document["session_id"]),
+                                      file_path=str(self.ws / "CLAUDE.md")))
+        self._call(host, json.loads(json.dumps(document)), resets=False)
 
     def _tool_blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         """A tool call whose result the user's own hook blocks: Gemini CLI drops every hook's
@@ -571,8 +594,11 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.holds.pop(f"{host}|{session}", None)
         post = _payload(host, "PostCompact.json", self._cwd(data), session, trigger=trigger)
         start = _payload(host, "SessionStart.json", self._cwd(data), session, source="compact")
-        for document in ((post, start) if host == "codex" else (start, post)):
-            self._call(host, document)
+        if host == "codex":
+            self._call(host, post)
+        self._run_start(host, start, data)
+        if host == "claude":
+            self._call(host, post)
 
     def _end(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         if host == "codex":
