@@ -467,20 +467,29 @@ class HookCall:
         held = entry.get("unconfirmed")
         if held and self._same_prompt_event(held):
             return  # its own answer, not yet written, is not a dropped one
-        gone = self._dropped(entry) if held else set()
+        gone = (self._dropped(entry) if held else set()) | self._tools_dropped(entry)
         entry.pop("unconfirmed", None)
-        from engram import prompt_outcome
-
-        for tool in entry.pop("unconfirmed_tools", None) or ():
-            if tool["path"] == self.event.transcript_path:
-                gone |= prompt_outcome.missing_after(tool["path"], tool["offset"], tool["keys"]) \
-                    or set()
+        entry.pop("unconfirmed_tools", None)
         if gone:
             entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
             from engram import log
 
             log.note(f"the host dropped {len(gone)} card(s) with a blocked prompt or tool "
                      "result: they go again", name="hook.log")
+
+    def _tools_dropped(self, entry: Mapping[str, Any]) -> set[str]:
+        """The keys of `entry`'s held tool answers (`_hold_tool_answer`) that the host's
+        transcript does not hold: the tool's result was blocked with every hook's context."""
+        gone: set[str] = set()
+        tools = entry.get("unconfirmed_tools") or ()
+        if tools:
+            from engram import prompt_outcome
+
+            for tool in tools:
+                if tool["path"] == self.event.transcript_path:
+                    gone |= prompt_outcome.missing_after(tool["path"], tool["offset"],
+                                                         tool["keys"]) or set()
+        return gone
 
     def _same_prompt_event(self, held: Mapping[str, Any]) -> bool:
         """Whether this call is another run of the prompt event whose answer is held, where
@@ -558,9 +567,14 @@ class HookCall:
             if int(other.get("reset_at") or 0) >= self.reset_stamp and delivery.trusted(other, now):
                 # What a resumed history drops may be gone already (a resume reported from
                 # another folder): sent again rather than lost.
-                # A prompt blocked in another folder: what it was sent never arrived.
+                # A prompt blocked in another folder: what it was sent never arrived. Nor did
+                # what went with a tool result blocked there, as a prompt finds (the turn is
+                # written whole by then; a tool call of this turn still counts it).
+                gone = self._dropped(other)
+                if event.kind == "prompt":
+                    gone |= self._tools_dropped(other)
                 keys.update(set(other.get("delivered") or ()) - set(other.get("resume_drops") or ())
-                            - self._dropped(other))
+                            - gone)
         return keys
 
     def _fill_slot(self, document: dict[str, Any], now: float) -> delta.Answer:

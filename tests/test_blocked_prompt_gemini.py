@@ -242,6 +242,39 @@ def test_a_blocked_tool_results_card_comes_with_the_next_read(ws: Path, transcri
     assert sent_ids(read(ws, transcript)) == ["migrations"]
 
 
+@pytest.mark.parametrize("result", ["blocked", "kept"])
+def test_a_blocked_tool_results_card_goes_again_with_a_prompt_from_another_workspace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, result: str) -> None:
+    """A card of the user's global memory sent with a tool result another AfterTool hook
+    blocked never reached the model, whichever folder the next prompt comes from: a prompt
+    reported from a nested repository routes it again (before: listed as `already loaded:`
+    on the word of the outer workspace's record, whose held tool answer only a prompt there
+    would have checked; found by the model-based test, `already loaded names ['golf'], sent
+    set()`). A result Gemini kept is listed there, as in the workspace itself."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    (global_dir / "migrations.md").write_text(CARDS_MIGRATIONS, encoding="utf-8")
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(global_dir))
+    ws = make_workspace(tmp_path / "proj", {k: v for k, v in CARDS.items() if k != "migrations"})
+    inner = make_workspace(ws / "vendor" / "lib", {})
+    path = tmp_path / "home" / ".gemini" / "tmp" / "proj" / "chats" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    write(path, *CAPTURED[:2])
+    call("gemini", payload("gemini", "SessionStart.json", ws, transcript_path=str(path)))
+    kept(path, "Hello there.", ask(ws, path, "Hello there."))
+    answer = read(ws, path)
+    assert sent_ids(answer) == ["migrations"]
+    if result == "blocked":
+        write(path, *TOOL_BLOCKED)
+    else:
+        tool_kept(path, answer)
+    again = ask(inner, path, "write a reversible database migration")
+    if result == "blocked":
+        assert "migrations" in sent_ids(again) and "migrations" not in already(again)
+    else:
+        assert "migrations" not in sent_ids(again) and "migrations" in already(again)
+
+
 def test_tool_answers_are_checked_at_the_next_prompt_only(ws: Path, transcript: Path) -> None:
     """A second read in the same turn (its result may be written after the first's, or a
     parallel call's not at all yet) is answered from the record as it stands."""
