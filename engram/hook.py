@@ -496,12 +496,15 @@ class HookCall:
         the check looks for the answer in the transcript: a host runs every engram entry the
         event matches (a project link and a --global one) at once, and writes the prompt only
         after all of them have answered, so the first run's bodies are not there yet. The
-        same payload within the hook timeout is that event (Gemini's carries a timestamp: a
-        prompt asked again is another payload). Where the host's note decides
-        (`blocked_prompt_note`), nothing written yet is no drop, and a prompt asked again
-        at once after a block (the same payload on Claude Code) must be checked."""
+        same payload within the hook timeout is that event (Gemini's carries a timestamp, and
+        Claude Code's a prompt_id since 2.1.196: a prompt asked again is another payload).
+        Where the host's note decides (`blocked_prompt_note`), a payload naming no event of
+        its own may be a prompt asked again at once after a block (Claude Code before
+        2.1.196), which must be checked; the second run of one stamped event must not be
+        checked, or it takes the first run's answer for one kept before the user's guard
+        has blocked the prompt, or for one dropped after a note on an earlier prompt."""
         applied = int(held.get("at") or 0)
-        return not self.blocked_note and bool(self.payload_digest) \
+        return (not self.blocked_note or self.event.stamped) and bool(self.payload_digest) \
             and held.get("event") == self.payload_digest \
             and 0 <= time.time_ns() - applied < SAME_START_NS
 

@@ -8,6 +8,7 @@ prompt sends those bodies again instead of listing them as already loaded."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -66,9 +67,13 @@ def blocked(path: Path, prompt: str = QUESTION) -> None:
     append(path, line)
 
 
-def ask(ws: Path, transcript: Path, text: str = QUESTION, client: str = "claude") -> str:
+def ask(ws: Path, transcript: Path, text: str = QUESTION, client: str = "claude",
+        **extra: object) -> str:
+    """A prompt, asked anew: Claude Code (2.1.196 and later) gives each its own prompt_id;
+    `prompt_id=None` is a prompt of an earlier version."""
+    extra.setdefault("prompt_id", str(uuid.uuid4()))
     return context(call(client, payload(client, "UserPromptSubmit.json", ws, prompt=text,
-                                        transcript_path=str(transcript))))
+                                        transcript_path=str(transcript), **extra)))
 
 
 def test_the_captured_transcript_shows_the_block_and_no_context_for_it() -> None:
@@ -81,14 +86,19 @@ def test_the_captured_transcript_shows_the_block_and_no_context_for_it() -> None
     assert between == []
 
 
-def test_a_blocked_prompts_cards_go_again_with_the_next_prompt(ws: Path, transcript: Path) -> None:
-    first = ask(ws, transcript)
+@pytest.mark.parametrize("prompt_id", ["each its own", None])
+def test_a_blocked_prompts_cards_go_again_with_the_next_prompt(ws: Path, transcript: Path,
+                                                               prompt_id: str | None) -> None:
+    """Also before 2.1.196, whose payloads name no prompt: the same prompt asked again at
+    once is then the same payload."""
+    extra = {} if prompt_id else {"prompt_id": None}
+    first = ask(ws, transcript, **extra)
     assert sent_ids(first) == SENT
     blocked(transcript)
-    again = ask(ws, transcript)
+    again = ask(ws, transcript, **extra)
     assert sent_ids(again) == SENT and already(again) == []
     kept(transcript, again)
-    third = ask(ws, transcript)
+    third = ask(ws, transcript, **extra)
     assert sent_ids(third) == [] and already(third) == sorted(SENT)
 
 
@@ -198,6 +208,31 @@ def test_a_note_the_host_wrote_before_the_hook_answered_counts(ws: Path, transcr
     tail = transcript.read_bytes()[size:]
     transcript.write_bytes(transcript.read_bytes()[:size] + note + tail)
     assert sent_ids(ask(ws, transcript)) == SENT
+
+
+@pytest.mark.parametrize("note", ["after", "before"])
+def test_a_blocked_prompt_run_by_two_engram_entries_loses_no_card(ws: Path, transcript: Path,
+                                                                  note: str) -> None:
+    """engram linked in the project and with `--global`: Claude Code runs both entries on the
+    prompt's payload at once, beside the user's guard that blocks it. The second run finds
+    no note of the block yet (the guard still running) and must not take the first run's
+    answer for one the host kept: that answer's bodies go again with the next prompt (before:
+    listed as already loaded, never sent). A note written before both answered counts too.
+    The next prompt carries a prompt_id of its own (2.1.196 and later)."""
+    document = payload("claude", "UserPromptSubmit.json", ws, prompt=QUESTION,
+                       transcript_path=str(transcript))
+    if note == "before":
+        blocked(transcript)
+    assert sent_ids(context(call("claude", document))) == SENT
+    second = context(call("claude", document))
+    assert not set(sent_ids(second)) & set(SENT), "a body twice in one prompt's context"
+    if note == "after":
+        blocked(transcript)
+    again = ask(ws, transcript, QUESTION, prompt_id="c0ffee00-0000-4000-8000-000000000001")
+    assert sent_ids(again) == SENT and already(again) == []
+    kept(transcript, again)
+    third = ask(ws, transcript, QUESTION, prompt_id="c0ffee00-0000-4000-8000-000000000002")
+    assert sent_ids(third) == [] and already(third) == sorted(SENT)
 
 
 def test_a_prompt_blocked_then_asked_again_and_kept(ws: Path, transcript: Path) -> None:

@@ -129,8 +129,12 @@ _STAMPS = itertools.count(1)
 
 
 def _stamp(host: str) -> dict[str, str]:
-    """The time Gemini CLI stamps each event's payload with (no two prompts share one)."""
-    return {"timestamp": f"2026-12-01T00:00:00.{next(_STAMPS):06d}Z"} if host == "gemini" else {}
+    """What makes each prompt's payload its own: the time Gemini CLI stamps it with, the
+    prompt_id Claude Code gives it (no two prompts share one)."""
+    serial = next(_STAMPS)
+    if host == "gemini":
+        return {"timestamp": f"2026-12-01T00:00:00.{serial:06d}Z"}
+    return {"prompt_id": f"00000000-0000-4000-8000-{serial:012d}"} if host == "claude" else {}
 
 
 class ExactlyOnce(RuleBasedStateMachine):
@@ -485,15 +489,18 @@ class ExactlyOnce(RuleBasedStateMachine):
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         self.prompts.append((host, session, words))
         document = _payload(host, name, self._cwd(data), session, prompt=text, **_stamp(host))
-        if host != "gemini" or not data.draw(st.booleans()):
+        if host == "codex" or not data.draw(st.booleans()):
             self._call(host, document)
             return
-        # engram linked in the project and with --global: Gemini runs both entries on the
-        # same payload, then writes the prompt once, with both answers.
+        # engram linked in the project and with --global: Gemini and Claude Code run both
+        # entries on the same payload, then write the prompt once, with both answers.
         answers = [self._call(host, json.loads(json.dumps(document)), transcribe=False)
                    for _ in range(2)]
-        self._transcribe_gemini(document, "prompt", "\n\n".join(a for a in answers if a),
-                                True, False)
+        joined = "\n\n".join(a for a in answers if a)
+        if host == "gemini":
+            self._transcribe_gemini(document, "prompt", joined, True, False)
+        elif joined:
+            self._transcribe(document, joined)
 
     def _blocked(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         """A prompt the user's own prompt hook blocks: Claude Code drops it with every hook's
@@ -506,8 +513,14 @@ class ExactlyOnce(RuleBasedStateMachine):
                                       prompt=text, **_stamp(host)), reaches_model=False,
                        stopped=data.draw(st.booleans()))
             return
-        self._call("claude", _payload("claude", "UserPromptSubmit.json", self._cwd(data), session,
-                                      prompt=text), reaches_model=False)
+        document = _payload("claude", "UserPromptSubmit.json", self._cwd(data), session,
+                            prompt=text, **_stamp("claude"))
+        # Run by one engram entry or by two (a project and a --global link), the prompt is
+        # dropped with every hook's context; the note comes once.
+        for _ in range(data.draw(st.sampled_from((2, 1)))):
+            self._call("claude", json.loads(json.dumps(document)), reaches_model=False,
+                       transcribe=False)
+        self._transcribe(document, None)
 
     def _start(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         source = data.draw(st.sampled_from(START_SOURCES))
