@@ -14,6 +14,8 @@ Conversations, each in its own workspace and HOME:
 - `global_link`: `link --global`: a read first, then, resumed, a prompt routing gamma.
 - `both_links`: the project file and `--global` both linked (a team's committed link and the
   user's own): Claude runs engram twice per event; each body still arrives once.
+- `guarded_twice`: both linked beside the user's own slow prompt guard: a blocked prompt's card
+  comes with the next prompt, once.
 - `code`: a card routed only by the code written: a Read of a file using its code names (nothing),
   an Edit whose new text uses them (the card once, also after `--continue`), a new session's Write.
 - `native`: `hooks.path_rules: native` (opt-in rule files): a prompt routing gamma then a read;
@@ -112,6 +114,25 @@ def convo(version: str) -> Iterator[Conversation]:
 
 
 BLOCKER = "import sys; sys.stderr.write('not now'); sys.exit(2)"
+
+
+@pytest.fixture(scope="module")
+def guarded_twice(version: str) -> Iterator[Conversation]:
+    """The project and --global both linked (Claude runs engram twice per prompt) beside the
+    user's own UserPromptSubmit guard, a slow one (a policy service, a model asked): both
+    engram runs answer before the guard blocks the prompt. Then the same topic again."""
+    with linked_twice(CLIENT, version, setup) as c:
+        settings = c.workspace / ".claude" / "settings.json"
+        add_prompt_guard(settings, "UserPromptSubmit", "block")
+        config = json.loads(settings.read_text(encoding="utf-8"))
+        guard = config["hooks"]["UserPromptSubmit"][-1]["hooks"][0]
+        guard["command"] = f"sleep 3; {guard['command']}"
+        settings.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        c.run("hello", prompt("Hello there."))
+        c.run("blocked", prompt("BLOCKME Tell me about zebrafish.", resume=True))
+        c.run("after", prompt("Tell me about zebrafish.", resume=True))
+        c.run("again", prompt("Zebrafish once more.", resume=True))
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -351,6 +372,19 @@ def test_a_prompt_another_hook_blocks_loses_no_card(guarded: Conversation) -> No
         problems.append("again: alpha not listed as already loaded")
     problems += check_memory(c.requests("after_denied"), "beta")
     verdict(c, "a prompt the user's own hook blocks -> its card comes with the next", problems)
+
+
+def test_a_prompt_blocked_beside_two_engram_entries_loses_no_card(
+        guarded_twice: Conversation) -> None:
+    """Both engram entries answer the blocked prompt; the second must not take the first's
+    answer for one the host kept: the card comes with the next prompt, once."""
+    c = guarded_twice
+    problems = run_problems(c, "hello", "after", "again")
+    if c.requests("blocked"):
+        problems.append("blocked: the blocked prompt reached the model")
+    problems += check_memory(c.requests("after"), "alpha") + check_memory(c.requests("again"), "alpha")
+    problems += check_memory(c.requests("after"), "overview")
+    verdict(c, "a prompt the user's hook blocks, engram linked twice -> its card comes next", problems)
 
 
 def test_doctor_reports_configured_and_observed(convo: Conversation) -> None:
