@@ -33,48 +33,67 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+# The last few texts scanned, and their tokens: one link parses, checks, diffs and checks
+# again the same text many times over (18 scans of a settings file per `link`; a 1 MB file
+# takes about a second a scan here).
+_SCANNED: dict[str, tuple[Token, ...]] = {}
+_SCANNED_MAX = 4
+# The same for parse(): a text's JSON with its comments and trailing commas blanked, which
+# json.loads turns into a fresh value each call (a caller may change what it gets).
+_CLEANED: dict[str, str] = {}
+
+
 def tokens(text: str) -> list[Token]:
+    found = _SCANNED.get(text)
+    if found is None:
+        found = tuple(_scan(text))
+        if len(_SCANNED) >= _SCANNED_MAX:
+            _SCANNED.pop(next(iter(_SCANNED)))
+        _SCANNED[text] = found
+    return list(found)
+
+
+def _scan(text: str) -> list[Token]:
+    """The tokens of `text`, by one regular expression a token (a character at a time in
+    Python took a second a megabyte)."""
     out: list[Token] = []
+    append = out.append
+    match = _token_pattern().match
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch in _WS:
-            i += 1
-        elif ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                if text[j] == "\\":
-                    j += 1
-                elif text[j] == "\n":
-                    break
-                j += 1
-            if j >= n or text[j] != '"':
+        found = match(text, i)
+        if found is None:
+            if text[i] == '"':
                 raise JsoncError("unterminated string", _line(text, i))
-            out.append(Token("str", i, j + 1))
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(Token("comment", i, j))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
+            if text.startswith("/*", i):
                 raise JsoncError("unterminated comment", _line(text, i))
-            out.append(Token("comment", i, j + 2))
-            i = j + 2
-        elif ch in "{}[],:":
-            out.append(Token("punct", i, i + 1))
-            i += 1
-        else:
-            j = i
-            while j < n and text[j] not in _WS and text[j] not in '{}[],:"/':
-                j += 1
-            if j == i:
-                raise JsoncError(f"unexpected character {ch!r}", _line(text, i))
-            out.append(Token("lit", i, j))
-            i = j
+            raise JsoncError(f"unexpected character {text[i]!r}", _line(text, i))
+        j = found.end()
+        kind = found.lastgroup
+        if kind != "ws":
+            append(Token(kind or "", i, j))
+        i = j
     return out
+
+
+_TOKEN_PATTERN: list[Any] = []
+
+
+def _token_pattern() -> Any:
+    if not _TOKEN_PATTERN:
+        import re
+
+        ws = re.escape(_WS)
+        # A string ends at its unescaped quote, never at a raw line break (a backslash escapes
+        # any character, a line break too); a literal is everything up to the next blank,
+        # punctuation, quote or slash.
+        _TOKEN_PATTERN.append(re.compile(
+            f'(?P<ws>[{ws}]+)'
+            r'|(?P<str>"(?:[^"\\\n]|\\[\s\S])*")'
+            r'|(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)'
+            r'|(?P<punct>[{}\[\],:])'
+            f'|(?P<lit>[^{ws}{{}}\\[\\],:"/]+)'))
+    return _TOKEN_PATTERN[0]
 
 
 def _trailing_commas(text: str, toks: list[Token]) -> list[Token]:
@@ -160,16 +179,22 @@ def parse(text: str) -> Any:
     """The JSON value of `text`, allowing // and /* */ comments and trailing commas. An object
     that names a key twice raises DuplicateKey (JSON parsers silently keep one copy); one that
     nests deeper than MAX_DEPTH raises TooDeep."""
-    toks = tokens(text)
-    _check_depth(text, toks)
-    blank = {id(t) for t in toks if t.kind == "comment"} | {id(t) for t in _trailing_commas(text, toks)}
-    chars = list(text)
-    for t in toks:
-        if id(t) in blank:
-            for k in range(t.start, t.end):
-                if chars[k] != "\n":
-                    chars[k] = " "
-    cleaned = "".join(chars).lstrip("\ufeff")
+    cleaned = _CLEANED.get(text)
+    if cleaned is None:
+        toks = tokens(text)
+        _check_depth(text, toks)
+        blank = {id(t) for t in toks if t.kind == "comment"} | \
+            {id(t) for t in _trailing_commas(text, toks)}
+        chars = list(text)
+        for t in toks:
+            if id(t) in blank:
+                for k in range(t.start, t.end):
+                    if chars[k] != "\n":
+                        chars[k] = " "
+        cleaned = "".join(chars).lstrip("\ufeff")
+        if len(_CLEANED) >= _SCANNED_MAX:
+            _CLEANED.pop(next(iter(_CLEANED)))
+        _CLEANED[text] = cleaned
     if not cleaned.strip():
         return None
     try:
