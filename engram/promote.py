@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Final, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Final, Protocol, TextIO
 
 from engram import fileio, secrets
 from engram.errors import EngramError
@@ -340,7 +340,15 @@ def parse_card_text(text: str) -> Candidate:
 Editor = Callable[[str], str]
 
 
-def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
+class Terminal(Protocol):
+    """Where the review writes: the command's stream, which redacts what it is given."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+def _ask(prompt: str, stdin: TextIO, stdout: Terminal) -> str:
     stdout.write(prompt)
     stdout.flush()
     answer = stdin.readline()
@@ -348,7 +356,7 @@ def _ask(prompt: str, stdin: TextIO, stdout: TextIO) -> str:
 
 
 def review(candidate: Candidate, wrapper: Wrapper, *, created: date, stdin: TextIO,
-           stdout: TextIO, editor: Editor, taken: frozenset[str] = frozenset()
+           stdout: Terminal, editor: Editor, taken: frozenset[str] = frozenset()
            ) -> Candidate | None:
     """Show the card and ask approve / edit / cancel; the approved candidate or None."""
     while True:
@@ -361,9 +369,12 @@ def review(candidate: Candidate, wrapper: Wrapper, *, created: date, stdin: Text
         if answer in ("a", "approve", "y", "yes") and not issues:
             return candidate
         if answer in ("e", "edit"):
+            # The editor gets the card in a file (`program_editor`'s temp file): a secret in
+            # it goes as its marker, which shows the reviewer what to take out (a card holding
+            # one cannot be approved).
             try:
-                candidate = parse_card_text(editor(render_card(candidate, wrapper,
-                                                               created=created)))
+                candidate = parse_card_text(editor(secrets.redact(
+                    render_card(candidate, wrapper, created=created))))
             except EngramError as exc:
                 stdout.write(f"  not changed: {exc}\n")
             continue
@@ -372,7 +383,7 @@ def review(candidate: Candidate, wrapper: Wrapper, *, created: date, stdin: Text
         stdout.write("  answer a, e or c\n")
 
 
-def stream_editor(stdin: TextIO, stdout: TextIO) -> Editor:
+def stream_editor(stdin: TextIO, stdout: Terminal) -> Editor:
     """Edit without an editor program: the new card text is read until a line `.`."""
 
     def edit(text: str) -> str:
@@ -409,7 +420,7 @@ def program_editor(command: str) -> Editor:
     return edit
 
 
-def promote(wrapper: Wrapper, memory_dir: Path, *, yes: bool, stdin: TextIO, stdout: TextIO,
+def promote(wrapper: Wrapper, memory_dir: Path, *, yes: bool, stdin: TextIO, stdout: Terminal,
             editor: Editor, created: date | None = None) -> list[Path]:
     """Review each candidate and write the approved ones to `<memory dir>/<id>.md`; the
     paths written. The trace is verified before anything is shown."""

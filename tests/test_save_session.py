@@ -224,3 +224,54 @@ def test_not_an_inbox_file(workspace: Path, tmp_path: Path,
     assert "not an engram inbox file" in capsys.readouterr().err
     with pytest.raises(EngramError):
         promote.read_wrapper("---\nkind: engram-inbox\ntrace: nope\n---\n")
+
+
+# A token of a provider's shape in the candidate's body, and one of only lowercase letters,
+# digits and dashes (a Slack user token) as its id, which the review names in its prompt and
+# its CANCELLED line before the slug check refuses it.
+BODY_TOKEN = "ghp_" + "Zq9XkR2mT7vB4nL8pW3sY6cD1fH5jG0aE2uI"
+ID_TOKEN = "xoxp-48213391027-" + "k3j9x2m7q8w1e5r4t6y0u2i8o3p7a9s1"
+
+
+def test_the_interactive_review_never_shows_a_secret_of_the_candidate(
+        workspace: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --yes, the review prints the candidate card, asks about it by id and says what
+    it cancelled: all of it on the terminal, redacted like everything else engram prints."""
+    inbox = _observed_inbox(workspace, isolated_dirs, capsys)
+    _review(inbox, REVIEWED.replace("Never deploy from main directly.",
+                                    f"Use {BODY_TOKEN} to deploy.")
+            + "\n" + promote.CANDIDATE_HEADING + "\n\n"
+            + REVIEWED.replace("release-branch-deploys", ID_TOKEN))
+    monkeypatch.setattr("sys.stdin", io.StringIO("e\nnot a card\n.\nc\nc\n"))
+    assert cli(["save-session", "--file", str(inbox), "--cwd", str(workspace)]) == 0
+    out = capsys.readouterr()
+    shown = out.out + out.err
+    assert "holds a value-shaped secret (github-token)" in shown
+    assert "CANCELLED" in shown and "[REDACTED:" in shown
+    assert BODY_TOKEN not in shown and BODY_TOKEN[4:] not in shown
+    assert ID_TOKEN not in shown and ID_TOKEN[5:] not in shown
+    assert _cards(workspace) == []
+
+
+def test_the_editor_never_gets_a_secret_of_the_candidate(workspace: Path, isolated_dirs: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`[e]dit` hands the card to `$EDITOR` in a temp file: a file engram writes, which a
+    killed session leaves behind. The secret goes there as its marker, showing the reviewer
+    what to take out; a card holding one cannot be approved anyway."""
+    inbox = _observed_inbox(workspace, isolated_dirs, capsys)
+    _review(inbox, REVIEWED.replace("Never deploy from main directly.",
+                                    f"Use {BODY_TOKEN} to deploy."))
+    wrapper = promote.read_wrapper(inbox.read_text(encoding="utf-8"))
+    edited: list[str] = []
+
+    def editor(text: str) -> str:
+        edited.append(text)
+        return text.replace("[REDACTED:github-token]", "the deploy key from the vault")
+
+    written = promote.promote(wrapper, workspace / ".agents" / ".engram", yes=False,
+                              stdin=io.StringIO("e\na\n"), stdout=io.StringIO(),
+                              editor=editor, created=CREATED)
+    assert edited and BODY_TOKEN not in edited[0] and "[REDACTED:github-token]" in edited[0]
+    (card,) = written
+    assert "Use the deploy key from the vault to deploy." in card.read_text(encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -11,11 +12,23 @@ from engram import output, promote, workspace
 from engram.errors import EngramError
 
 
-def _editor() -> promote.Editor:
+class _Redacted(io.TextIOBase):
+    """The review's terminal: the candidate card it shows, the id it asks about and cancels
+    may hold a secret, redacted here as everything else engram prints is."""
+
+    def write(self, text: str) -> int:
+        output.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+def _editor(stdout: promote.Terminal) -> promote.Editor:
     command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if command and sys.stdin.isatty():
         return promote.program_editor(command)
-    return promote.stream_editor(sys.stdin, sys.stdout)
+    return promote.stream_editor(sys.stdin, stdout)
 
 
 def run(*, file: Path, yes: bool, cwd: Path) -> int:
@@ -38,8 +51,9 @@ def run(*, file: Path, yes: bool, cwd: Path) -> int:
         raise EngramError(f"{file} is not a regular inbox file of at most 8 MiB ({exc})") from None
     wrapper = promote.read_wrapper(raw.decode("utf-8", errors="replace"))
     _show_related(space, wrapper)
+    terminal = _Redacted()
     written = promote.promote(wrapper, space.memory_dir, yes=yes, stdin=sys.stdin,
-                              stdout=sys.stdout, editor=_editor())
+                              stdout=terminal, editor=_editor(terminal))
     for target in written:
         output.write(f"WROTE {target.relative_to(space.root).as_posix()}\n")
     if not written:
