@@ -71,8 +71,8 @@ def test_restore_as_root_gives_a_removed_file_back_to_its_owner(workspace: Path)
 
 
 def test_a_backup_with_no_record_of_its_mode_restores_as_before(workspace: Path) -> None:
-    """Backups an older engram made hold no record: the file comes back with the mode a
-    new file gets, as before (and nothing fails)."""
+    """Backups an older engram made hold no record: nothing fails, and the file comes back its
+    owner's alone, as the backup is (nothing says who could read the file it was)."""
     path = private_settings(workspace)
     assert engram("link", "claude", cwd=workspace) == 0
     for record in (workspace.parent / "state" / "backups").rglob("*.meta.json"):
@@ -80,3 +80,4 @@ def test_a_backup_with_no_record_of_its_mode_restores_as_before(workspace: Path)
     path.unlink()
     assert engram("restore", "claude", "--original", cwd=workspace) == 0
     assert path.read_text() == SECRET
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -541,6 +541,39 @@ def test_the_state_dir_is_its_owners_alone_whatever_the_umask(
         os.umask(old)
 
 
+@pytest.mark.parametrize("umask", [0o000, 0o022])
+@pytest.mark.parametrize("which", [(), ("--original",)])
+def test_a_settings_file_restore_makes_again_from_an_older_backup_is_its_owners_alone(
+        umask: int, which: tuple[str, ...], tmp_path: Path) -> None:
+    # Users keep API keys in their settings (`env`), in a file only they can read. A backup
+    # records the file's mode beside it, but those an older engram made (every backup in a
+    # user's state dir before that) hold no record: a restore onto a file that is gone (deleted
+    # to start over) made it with the umask's mode, 0644 (0666 under umask 000), the key
+    # readable by every user, from a copy engram kept 0600.
+    import os
+    import stat
+
+    ws = make_workspace(tmp_path / "proj")
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    key = next(t for t in TOKENS if t.startswith("sk-ant-"))
+    settings.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": key}}) + "\n", encoding="utf-8")
+    settings.chmod(0o600)
+    old = os.umask(umask)
+    try:
+        assert engram("link", "claude", cwd=ws) == 0
+        records = list((tmp_path / "state" / "backups").rglob("*.meta.json"))
+        assert records
+        for record in records:  # as an older engram left its backups
+            record.unlink()
+        settings.unlink()
+        assert engram("restore", "claude", *which, cwd=ws) == 0
+        assert key in settings.read_text(encoding="utf-8")
+        assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
 @pytest.mark.parametrize("where", ["title-and-card", "title-and-body"])
 def test_show_and_route_never_show_both_halves_of_a_token_cut_between_fields(
         where: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

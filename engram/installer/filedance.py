@@ -511,10 +511,12 @@ def unchanged(target: Path, data: bytes | None) -> Callable[[], None]:
 
 
 def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None,
-             kept_as: tuple[int, int, int] | None = None) -> Path | None:
+             kept_as: tuple[int, int, int] | None = None,
+             unknown_mode: int | None = None) -> Path | None:
     """Back `data` up, then make the file hold `after` (None: remove it). Changed, with the
     file as the other program left it, when it no longer holds `data`. `kept_as`: the mode
-    and owner a file restored where there is none had when it was saved."""
+    and owner a file restored where there is none had when it was saved; `unknown_mode`: the
+    mode such a file gets when that was not recorded (default: a new file's)."""
     saved = _backup(target, data) if data is not None else None
     check = unchanged(target, data)
     if after is None:
@@ -528,7 +530,8 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None,
             prune(kept.created_dirs())
         prune_made(target.parent)
     else:
-        mode = None if data is not None else kept_as[0] if kept_as else _new_file_mode()
+        mode = None if data is not None else kept_as[0] if kept_as else \
+            unknown_mode if unknown_mode is not None else _new_file_mode()
         # The file keeps its owner (a new one takes its folder's): run as root (sudo), a file
         # owned by root would be one the user's host can no longer write, or, mode 0600, read.
         owner = _owner(target) if data is not None else new_owner(target)
@@ -632,8 +635,12 @@ def restore(path: Path, chosen: Backup, place: Place, dry_run: bool = False) -> 
                 return Outcome(_text(data), _text(wanted))
             _check_writable(target)
             try:
+                # A backup an older engram made records no mode: the file it brings back
+                # where there is none is its owner's alone, as the backup is (settings hold
+                # API keys in `env`, and nothing says who could read the file it was).
                 return Outcome(_text(data), _text(wanted),
-                               _replace(path, target, data, wanted, chosen.kept_as()))
+                               _replace(path, target, data, wanted, chosen.kept_as(),
+                                        unknown_mode=0o600))
             except Changed:
                 continue  # backed up again as the other program left it, then restored
     raise ShapeError("(file)", "kept changing while engram tried to restore it",
