@@ -74,15 +74,32 @@ def _joined(text: str) -> str:
     return re.sub(r"(?:\r?\n|\u2028)[ \t>]*", "", text)
 
 
+def _shared_start(kind: str) -> str:
+    """What every secret of `kind` starts with, whatever the seed: the format's (a provider's
+    prefix, a webhook's `https://hooks.slack.com/services/T`), not the secret."""
+    secrets_of = [s for s in (next(s for k, _t, s in corpus(seed) if k == kind)
+                              for seed in (1, 2, 3)) if s]
+    start = os.path.commonprefix(secrets_of)
+    # A kind whose value is the same at every seed (a fixed passphrase) is all secret.
+    return start if secrets_of and len(start) < min(map(len, secrets_of)) else ""
+
+
+FORMAT_STARTS = sorted({start for kind, _text, _secret in corpus(seed=1)
+                        if len(start := _shared_start(kind)) >= SHORTEST}, key=len, reverse=True)
+
+
 def leaked(secret: str, output: str) -> str | None:
-    """The part of `secret` (plain ASCII) a person still reads in `output`, if any."""
+    """The part of `secret` (plain ASCII) a person still reads in `output`, if any. A run wholly
+    inside the start its format gives every secret of its kind (`https://hooks.sl`) is no part
+    of the secret: another line of the output may hold it (a URL's `https://`)."""
+    public = next((len(start) for start in FORMAT_STARTS if secret.startswith(start)), 0)
     read = _read(output)
     for view in (read, _joined(read)):
         if len(secret) < SHORTEST:
             if re.search(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", view):
                 return secret
             continue
-        for start in range(len(secret) - SHORTEST + 1):
+        for start in range(max(public - SHORTEST + 1, 0), len(secret) - SHORTEST + 1):
             piece = secret[start:start + SHORTEST]
             if piece in view:
                 return piece
