@@ -1063,7 +1063,12 @@ _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F]
 _ESCAPED: Final = {"/": "/", "n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
 
 
-_ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/)")
+# An escaped quote next to a `:` or `=` (`{\"password\": \"...\"}`, `PASSWORD=\"...\"`):
+# JSON text in a JSON string (a structured log line, kubectl's last-applied-configuration, a
+# tool's output in a transcript), whose names and values the scan must read unquoted. A `\"`
+# anywhere else (`echo \"hi\"` in a code block) does not cost a card with code a second pass.
+_ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/|[\"'][ \t]{0,3}[:=])"
+                                 r"|[:=][ \t]{0,3}\\[\"']")
 _UNESCAPE_DEPTH: Final = 2  # text escaped twice: a JSON string of JSON
 
 

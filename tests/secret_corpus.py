@@ -214,6 +214,14 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("key-wrapped-over-three-lines", three_lines, three_lines.split("\n")[-2]),
         ("json-unicode-escaped-token", None, "ghp\\u005f" + p(ALNUM, 36)),
         ("json-escaped-url-password", None, p(ALNUM, 14)),
+        # JSON text inside a JSON string, its quotes escaped (`\"`) and no other escape on the
+        # line: a structured log line, kubectl's last-applied-configuration, a tool's output
+        # quoted in a transcript.
+        ("json-in-a-string-password", None, p(ALNUM + "!#%&", 14)),
+        ("json-in-a-string-client-secret", None, p(ALNUM, 24)),
+        ("json-in-a-string-docker-auth", None,
+         base64.b64encode(f"deploy:{p(ALNUM, 16)}".encode()).decode()),
+        ("escaped-quotes-env-password", None, p(ALNUM, 16)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -287,6 +295,17 @@ def _context(kind: str, secret: str | None) -> str:
         return '{"name": "deploy", "note": "' + secret + '"}'
     if kind == "json-escaped-url-password":
         return '{"url": "postgres:\\/\\/admin:' + secret + '@db.internal:5432\\/app"}'
+    if kind == "json-in-a-string-password":
+        return '{"level": "info", "msg": "login", "body": "{\\"user\\": \\"deploy\\", \\"password\\": \\"' \
+            + secret + '\\"}"}'
+    if kind == "json-in-a-string-client-secret":
+        return ('"kubectl.kubernetes.io/last-applied-configuration": "{\\"clientId\\":\\"web\\",'
+                '\\"clientSecret\\":\\"' + secret + '\\"}"')
+    if kind == "json-in-a-string-docker-auth":
+        return ('{"config": "{\\"auths\\": {\\"registry.example.com\\": {\\"auth\\": \\"'
+                + secret + '\\"}}}"}')
+    if kind == "escaped-quotes-env-password":
+        return '{"command": "export DB_PASSWORD=\\"' + secret + '\\" && ./deploy.sh"}'
     if kind == "token-wrapped-over-two-lines":
         return f"deploy token: {secret[:17]}\n    {secret[17:]}\nthen run make deploy"
     if kind in _CONTEXTS:
