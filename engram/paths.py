@@ -20,11 +20,20 @@ def home_str() -> str:
     return home if home else os.path.expanduser("~")
 
 
+def _xdg(name: str) -> str | None:
+    """An XDG base folder variable when it names an absolute path. The spec says to ignore a
+    relative one: read against whatever folder engram runs in (a repository, for the hook and
+    most commands), it would put the state dir's card text and settings backups where Git
+    commits them, and take the user-level config from a file a repository can ship."""
+    value = os.environ.get(name)
+    return value if value and os.path.isabs(value) else None
+
+
 def state_dir_str() -> str:
     explicit = os.environ.get("ENGRAM_STATE_DIR")
     if explicit:
         return explicit
-    xdg = os.environ.get("XDG_STATE_HOME")
+    xdg = _xdg("XDG_STATE_HOME")
     base = xdg if xdg else os.path.join(home_str(), ".local", "state")
     return os.path.join(base, "engram")
 
@@ -71,7 +80,7 @@ def user_config_file() -> str:
     explicit = os.environ.get("ENGRAM_CONFIG_DIR")
     if explicit:
         return os.path.join(explicit, "config.json")
-    xdg = os.environ.get("XDG_CONFIG_HOME")
+    xdg = _xdg("XDG_CONFIG_HOME")
     base = xdg if xdg else os.path.join(home_str(), ".config")
     return os.path.join(base, "engram", "config.json")
 

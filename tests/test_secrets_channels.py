@@ -574,6 +574,42 @@ def test_a_settings_file_restore_makes_again_from_an_older_backup_is_its_owners_
         os.umask(old)
 
 
+def test_a_relative_xdg_folder_never_puts_engrams_files_in_the_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    # XDG_STATE_HOME=state (a relative path, which the XDG spec says to ignore) made the state
+    # dir `state/engram` under whatever folder engram ran in: a hook or `link` run in a
+    # repository put the index (every card's text), the settings backups (API keys in `env`)
+    # and the logs there, for `git add -A` to commit. A relative XDG_CONFIG_HOME read the
+    # user-level config from the repository, which may then allow queued transcripts from
+    # anywhere.
+    home = tmp_path / "home"
+    ws = make_workspace(tmp_path / "proj")
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    key = next(t for t in TOKENS if t.startswith("sk-ant-"))
+    settings.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": key}}) + "\n", encoding="utf-8")
+    planted = ws / "config" / "engram" / "config.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(json.dumps({"transcripts.allowed_dirs": ["/"]}), encoding="utf-8")
+    for name in ("ENGRAM_STATE_DIR", "ENGRAM_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", "state")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "config")
+    monkeypatch.chdir(ws)
+    assert engram("link", "claude", cwd=ws) == 0
+    call("claude", payload("claude", "SessionStart.json", ws))
+    _run(ws, capsys, "doctor")
+    from engram import observe, paths
+
+    assert Path("/") not in observe.allowed_dirs()
+    assert not (ws / "state").exists()
+    state = home / ".local" / "state" / "engram"
+    assert paths.state_dir() == state and (state / "backups").is_dir()
+    holding = [p for p in ws.rglob("*") if p.is_file() and p != settings
+               and key.encode() in p.read_bytes()]
+    assert holding == []
+
+
 @pytest.mark.parametrize("where", ["title-and-card", "title-and-body"])
 def test_show_and_route_never_show_both_halves_of_a_token_cut_between_fields(
         where: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
