@@ -442,6 +442,11 @@ _NAME_VALUE_PAIR: Final = re.compile(
 _NEXT_LINE_VALUE: Final = re.compile(
     r"(?m)^(?=[ \t]{0,40}[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}:[ \t]{0,4}\r?\n"
     r"[ \t]{1,40}[\"']?([^\s\"'`:#-][^\s\"'`]{0,511})[\"']?[ \t]{0,4}\r?$)")
+# The same pair in JSON, on one line or over lines: a Kubernetes `env` entry as `kubectl -o
+# json` prints it, an ECS task definition's `environment`.
+_JSON_NAME_VALUE: Final = re.compile(
+    r"(?i)\"name\"[ \t]{0,4}:[ \t]{0,4}\"([A-Za-z_][A-Za-z0-9_.-]{0,63})\"[ \t]{0,4},[ \t\r\n]{0,80}"
+    r"\"value\"[ \t]{0,4}:[ \t]{0,4}\"([^\s\"`\\]{1,512})\"")
 # `.netrc`; a Dockerfile's `ENV NAME value`; prose that says what the password is.
 _NETRC: Final = re.compile(r"(?i)(?:\bmachine[ \t]+\S{1,256}|\bdefault)"
                            r"(?:\s{1,8}(?:login|account|port)[ \t]+\S{1,256}){1,3}\s{1,8}"
@@ -481,6 +486,11 @@ def _split_secrets(text: str) -> Iterator[tuple[str, int, int]]:
     lowered = text.lower()
     if "value:" in text and "name:" in text:
         for match in _NAME_VALUE_PAIR.finditer(text):
+            name, value = match.group(1), match.group(2)
+            if is_secret_name(name) and _is_secret_value(name, value):
+                yield "assigned-secret", match.start(2), match.end(2)
+    if "\"value\"" in lowered and "\"name\"" in lowered:
+        for match in _JSON_NAME_VALUE.finditer(text):
             name, value = match.group(1), match.group(2)
             if is_secret_name(name) and _is_secret_value(name, value):
                 yield "assigned-secret", match.start(2), match.end(2)

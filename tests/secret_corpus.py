@@ -222,6 +222,9 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("json-in-a-string-docker-auth", None,
          base64.b64encode(f"deploy:{p(ALNUM, 16)}".encode()).decode()),
         ("escaped-quotes-env-password", None, p(ALNUM, 16)),
+        # A name and its value as JSON members of one object (`kubectl -o json`, ECS).
+        ("json-env-pair", None, p(ALNUM + "!#%&", 18)),
+        ("json-env-pair-over-lines", None, p(ALNUM, 24)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -306,6 +309,12 @@ def _context(kind: str, secret: str | None) -> str:
                 + secret + '\\"}}}"}')
     if kind == "escaped-quotes-env-password":
         return '{"command": "export DB_PASSWORD=\\"' + secret + '\\" && ./deploy.sh"}'
+    if kind == "json-env-pair":
+        return ('"env": [{"name": "DB_HOST", "value": "db.internal"}, '
+                '{"name": "DB_PASSWORD", "value": "' + secret + '"}]')
+    if kind == "json-env-pair-over-lines":
+        return ('"environment": [\n  {\n    "name": "STRIPE_WEBHOOK_SECRET",\n    "value": "'
+                + secret + '"\n  }\n]')
     if kind == "token-wrapped-over-two-lines":
         return f"deploy token: {secret[:17]}\n    {secret[17:]}\nthen run make deploy"
     if kind in _CONTEXTS:
