@@ -574,7 +574,7 @@ def roots_of(workspace: "Workspace") -> list[tuple[str, str]]:
 # in place (no folder mtime changes) is routed on its new text from the next call on, while a
 # body is never sent stale (its bytes are checked against its key before it is sent), nor
 # listed as already loaded once edited (`CompiledIndex.unchecked`: those files are read).
-DEFER_MIN_FILES: Final = int(os.environ.get("ENGRAM_DEFER_MIN_FILES", "500") or 500)
+DEFER_MIN_FILES: Final = paths.env_int("ENGRAM_DEFER_MIN_FILES", 500)
 _deferred: list[tuple[str, list[tuple[str, str]], bool, tuple[str, ...]]] = []
 
 
@@ -653,10 +653,10 @@ def finish_deferred() -> None:
 # (`background=True`): at ~5 ms a card, a first build of a large store or a checkout that
 # rewrote thousands of cards would outlast the host's hook timeout, be killed, roll back, and
 # start over on every call.
-BACKGROUND_MIN_CHANGES: Final = int(os.environ.get("ENGRAM_BACKGROUND_MIN_CHANGES", "300") or 300)
+BACKGROUND_MIN_CHANGES: Final = paths.env_int("ENGRAM_BACKGROUND_MIN_CHANGES", 300)
 # A first build (nothing stored for these roots) of up to this many card files runs within the
 # hook call, so the first session on a fresh clone gets its memory (~1-2 s at 2,000 cards).
-FIRST_BUILD_MAX: Final = int(os.environ.get("ENGRAM_FIRST_BUILD_MAX", "2000") or 2000)
+FIRST_BUILD_MAX: Final = paths.env_int("ENGRAM_FIRST_BUILD_MAX", 2000)
 
 
 def _changed_count(meta: dict[str, Any], found: list[Any]) -> int:

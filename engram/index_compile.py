@@ -8,7 +8,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from engram import postings
+from engram import paths, postings
 from engram.fileio import read_bounded
 from engram.index_rows import (
     C_ALWAYS,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 # A first build of at least this many card files is parsed by a child process per core.
-PARALLEL_MIN_FILES = int(os.environ.get("ENGRAM_PARALLEL_MIN_FILES", "500"))
+PARALLEL_MIN_FILES = paths.env_int("ENGRAM_PARALLEL_MIN_FILES", 500)
 PARALLEL_MAX_WORKERS = 8
 
 

@@ -15,6 +15,15 @@ MEMORY_DIR_NAME = ".agents/.engram"
 WORKSPACE_CONFIG_NAME = ".agents/engram.json"
 
 
+def env_int(name: str, default: int) -> int:
+    """A whole number from the environment, or `default` when the variable is unset or holds
+    anything else: a tuning variable read when a module loads must never fail a hook."""
+    try:
+        return int(os.environ.get(name) or default)
+    except ValueError:
+        return default
+
+
 def home_str() -> str:
     home = os.environ.get("HOME")
     return home if home else os.path.expanduser("~")

@@ -230,6 +230,20 @@ def test_twenty_concurrent_hooks_lose_nothing(tmp_path: Path) -> None:
     assert leftovers == []
 
 
+@pytest.mark.parametrize("variable", ["ENGRAM_DEFER_MIN_FILES", "ENGRAM_BACKGROUND_MIN_CHANGES",
+                                      "ENGRAM_FIRST_BUILD_MAX", "ENGRAM_PARALLEL_MIN_FILES"])
+def test_a_tuning_variable_that_is_no_number_changes_nothing(variable: str, ws: Path) -> None:
+    """Each was read with int() when its module loaded: `ENGRAM_DEFER_MIN_FILES=lots` (or a
+    stray space, `1e3`) made every hook fail open and every command crash, and no memory came.
+    A value that is no whole number is taken as unset."""
+    for n, value in enumerate(("lots", "1e3", " 5 0", "-")):
+        document = payload("claude", "UserPromptSubmit.json", ws, prompt="release checklist",
+                           session_id=f"s{n}")
+        done = run_process("claude", json.dumps(document).encode(), env={variable: value})
+        assert done.returncode == 0
+        assert "Releases are cut from main" in context(done.stdout.decode()), (variable, value)
+
+
 def test_large_store_defers_the_per_file_check_until_after_the_answer(tmp_path: Path) -> None:
     """Above ENGRAM_DEFER_MIN_FILES cards the hook answers from the stored index when no folder
     changed and checks every file after answering: an in-place edit reaches the next call; a
