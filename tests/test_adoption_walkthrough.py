@@ -301,6 +301,49 @@ def test_import_claims_no_saving_when_no_prompt_selected_a_card(
     assert "no prompt selected" not in engram_line and "% " in engram_line
 
 
+def test_a_file_git_ignores_is_imported_into_cards_git_ignores_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the secrets owner: `CLAUDE.local.md` (personal, ignored by Git) holding a
+    staging password was imported into `.agents/.engram/claude.local/`, which `git add -A`
+    stages: the card was blocked from every hook, yet the password went into the team's
+    history, and the personal notes with it. A file Git ignores gives cards Git ignores, and
+    its archived original too; the import says so, and names the card holding a secret."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "acme"
+    root.mkdir()
+    subprocess.run([git, "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("CLAUDE.local.md\n", encoding="utf-8")
+    secret = "postgres://admin:Vq8-rT2zLmx9Kp@staging.db.acme.internal:5432/app"
+    (root / "CLAUDE.local.md").write_text(
+        "# My notes\n\n## Staging\n\nConnect with `" + secret + "`.\n\n"
+        "## Review style\n\nI like small pull requests, reviewed the same day.\n",
+        encoding="utf-8")
+    (root / "CLAUDE.md").write_text("# Team\n\n## Testing\n\nRun pytest before pushing.\n",
+                                    encoding="utf-8")
+    code, out = engram(capsys, "import", "CLAUDE.local.md", "CLAUDE.md", "--cwd", str(root))
+    assert code == 0
+    assert secret not in out and "Vq8-rT2zLmx9Kp" not in out
+    assert "ignored by Git" in out
+    assert "holds a secret" in out
+    status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    personal = root / MEM / "claude.local"
+    assert sorted(p.name for p in personal.glob("*.md"))  # the cards are there, for this user
+    assert "claude.local" not in status, status
+    assert ".agents/.engram/claude/testing.md" in status  # the team's file's cards are not hidden
+    code, out = engram(capsys, "import", "CLAUDE.local.md", "--replace", "--cwd", str(root))
+    assert code == 0
+    status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "archive" not in status and "claude.local" not in status, status
+    assert (root / MEM / "archive" / "CLAUDE.local.md").read_text(encoding="utf-8").count(secret) == 1
+
+
 def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(
         tmp_path: Path) -> None:
     from engram.commands.import_cmd import _path_kind

@@ -92,6 +92,56 @@ def _keep(source: Path, data: bytes, archive: Path) -> Path:
     return candidate
 
 
+# A file Git ignores (`CLAUDE.local.md`: personal notes, often a password) gives cards, and
+# an archived original, that Git ignores too: the memory folder is committed, and `git add -A`
+# would put the notes into the team's history. The .gitignore is engram's while it starts
+# with this line; one without it is the user's, never edited.
+IGNORE_HEADER = "# engram: imported from files Git ignores, so kept out of Git like them\n"
+_GLOB_ESCAPES = str.maketrans({c: "\\" + c for c in "\\*?[]!#"})
+
+
+def git_ignores(root: Path, relative: str) -> bool:
+    """Does the workspace's Git ignore `relative`? False without Git or a repository."""
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    try:
+        done = subprocess.run([git, "-C", str(root), "check-ignore", "-q", "--", relative],
+                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _ignore_in_git(folder: Path, names: list[str]) -> None:
+    """Add `names` (files in `folder`) to engram's .gitignore there."""
+    path = folder / ".gitignore"
+    lines = ["/.gitignore"]
+    if os.path.lexists(path):
+        try:
+            text = fileio.read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if not text.startswith(IGNORE_HEADER):
+            return  # the user's own
+        lines = [line for line in text[len(IGNORE_HEADER):].splitlines() if line]
+    for name in names:
+        line = "/" + name.translate(_GLOB_ESCAPES)
+        if line not in lines:
+            lines.append(line)
+    folder.mkdir(parents=True, exist_ok=True)
+    fileio.atomic_write_text(path, IGNORE_HEADER + "".join(f"{line}\n" for line in lines))
+
+
+def _holds_secret(card: importer.Planned) -> bool:
+    from engram import secrets
+
+    return secrets.has_secrets("\n".join((card.title, card.card, *card.tags, *card.applies_to,
+                                          card.body)))
+
+
 def _replace_with_pointer(source: Path, data: bytes, file: Path, pointer: str) -> None:
     """The user's file becomes engram's pointer, still theirs: its owner (run as root), mode and
     extended attributes kept; an edit saved since engram read it is not overwritten."""
@@ -171,8 +221,9 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
                               "make the other names symlinks to it, or import without --replace")
         try:
             relative = source.relative_to(root).as_posix()
+            inside = True
         except ValueError:
-            relative = source.name
+            relative, inside = source.name, False
         if text in seen:
             # CLAUDE.md and AGENTS.md are often one file (a copy or a symlink): one set of
             # cards, or every card would be routed twice under two ids.
@@ -195,6 +246,9 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         if not cards:
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
+        personal = inside and git_ignores(root, relative)
+        if personal and not dry_run:  # ignored before the cards exist: never in `git status`
+            _ignore_in_git(folder, [f"{card.id}.md" for card in cards])
         actions = []
         for card in cards:
             target = folder / f"{card.id}.md"
@@ -209,7 +263,11 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         result = measure(cards, steps, host)
         replaced = None
         if replace and not dry_run:
+            if personal:
+                _ignore_in_git(archive.parent, [archive.name])
             kept = _keep(source, data, archive)
+            if personal:
+                _ignore_in_git(kept.parent, [kept.name])
             _replace_with_pointer(source, data, file,
                                   _pointer(relative, f"{paths.MEMORY_DIR_NAME}/{stem}"))
             replaced = str(kept.relative_to(root))
@@ -217,9 +275,10 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             "file": relative, "folder": str(folder.relative_to(root)),
             "source_chars": len(text), "engram_chars": result.total,
             "prompts": len(steps), "host": host, "delivered": list(result.delivered),
-            "replaced": replaced, "dry_run": dry_run,
+            "replaced": replaced, "dry_run": dry_run, "git_ignored": personal,
             "cards": [{"id": c.id, "title": c.title, "always": c.always, "chars": len(c.body),
-                       "tags": list(c.tags), "line": c.line, "action": a}
+                       "tags": list(c.tags), "line": c.line, "action": a,
+                       "secret": _holds_secret(c)}
                       for c, a in zip(cards, actions, strict=False)],
         })
     if as_json:
@@ -240,6 +299,15 @@ def _table(report: dict[str, Any], sample: bool) -> str:
         note = "" if card["action"] in ("written", "would write") else f"  ({card['action']})"
         lines.append(f"  {card['id']:<{width}}  {card['line']:>5}  {card['chars']:>6,}  "
                      f"{'yes' if card['always'] else '':<6}  {', '.join(card['tags'])}{note}")
+    for card in cards:
+        if card["secret"]:
+            lines.append(f"  {card['id']} holds a secret (line {card['line']} of "
+                         f"{report['file']}): never injected; take it out of the card and the "
+                         "source (engram lint names it)")
+    if report["git_ignored"]:
+        lines.append(f"  {report['file']} is ignored by Git: its cards"
+                     + (" and its archived original" if report["replaced"] else "")
+                     + f" are kept out of Git too ({report['folder']}/.gitignore)")
     kept = sum(c["action"] == "kept" for c in cards)
     if kept:
         lines.append(f"  {kept} card file(s) already exist with other content and were kept; "
