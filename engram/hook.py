@@ -537,8 +537,11 @@ class HookCall:
         """Whether this record's last reset came from this very payload, within the time the
         host gives the hooks of one event (every run of one start is started at once)."""
         applied = int(entry.get("reset_at") or 0)
+        # A stamp ahead of the clock (set back since an earlier reset of the session: each
+        # stamp is later than the last) has no age; the payload says it (every real start has
+        # one of its own, and anything else the session does in between drops `reset_by`).
         return bool(self.payload_digest) and entry.get("reset_by") == self.payload_digest \
-            and 0 <= time.time_ns() - applied < SAME_START_NS
+            and time.time_ns() - applied < SAME_START_NS
 
     def _join_session(self) -> list[str] | None:
         """The workspaces this session (or subagent) has records in, this one added on its

@@ -159,6 +159,41 @@ def test_a_rule_load_between_two_runs_of_one_start_is_part_of_that_start(
                            session_id=session)) == ([] if "migrations" in loaded else ["migrations"])
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_start_run_twice_after_the_clock_was_set_back_is_one_start(
+        ws: Path, client: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reset stamp is later than the session's last one, so after the wall clock is set
+    back (a correction, a restored VM) the stamp of a compaction's start is ahead of the
+    clock: the second run of that start is still the same start, not a new reset (before:
+    the always cards twice, for as long as the clock stayed behind; found by a random soak
+    of the model-based test, `foxtrot sent twice to claude|s2 with no reset or edit`)."""
+    import time as real_time
+
+    from engram import hook
+
+    session = payload(client, "UserPromptSubmit.json", ws)["session_id"]
+    assert sent_ids(context(call(client, payload(client, "SessionStart.json", ws,
+                                                 session_id=session)))) == ["overview"]
+
+    class SetBack:
+        def time(self) -> float:
+            return real_time.time() - 3 * 86400
+
+        def time_ns(self) -> int:
+            return real_time.time_ns() - 3 * 86400 * 10**9
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(real_time, name)
+
+    monkeypatch.setattr(delivery, "time", SetBack())
+    monkeypatch.setattr(hook, "time", SetBack())
+    call(client, payload(client, "PreCompact.json", ws, session_id=session))
+    compact = payload(client, "SessionStart.compact.json" if client == "codex"
+                      else "SessionStart.3.json", ws, session_id=session)
+    assert sent_ids(context(call(client, compact))) == ["overview"]
+    assert sent_ids(context(call(client, compact))) == []
+
+
 def test_a_manual_compress_on_gemini_resets_at_once(ws: Path) -> None:
     """Gemini CLI 0.61.0 sends nothing after a compression (no PostCompress, no `compress`
     session start), so a manual /compress resets when it is announced: if it then compresses
