@@ -42,7 +42,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from engram import delivery, hook, host_registry, index, render
+from engram import delivery, hook, host_registry, index, render, workspace
 from engram import event as event_module
 
 GITHUB = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
@@ -193,9 +193,10 @@ class ExactlyOnce(RuleBasedStateMachine):
         # Per cache key: id -> body last sent since the last reset / edit of that card; and
         # the ids sent since the last reset.
         self.last_sent: dict[str, dict[str, str]] = {}
-        # When each context last called: a record no call used for EVICTED_MAX_AGE is no longer
-        # trusted, however the time went by.
-        self.last_use: dict[str, float] = {}
+        # When each context last called in each workspace: the record of a workspace no call
+        # used for EVICTED_MAX_AGE is no longer trusted, however the time went by (a reset
+        # since may have lost its marker), even while the session works in another one.
+        self.last_use: dict[tuple[str, str], float] = {}
         self.sent_ever: dict[str, set[str]] = {}
         # Per cache key: id -> the body the model holds (the last one it was sent since the
         # last reset, whatever edits came since).
@@ -373,7 +374,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         key = f"{host}|{event.session}" + (f"#agent:{event.agent}" if event.agent else "")
         sent_ever = self.sent_ever.setdefault(key, set())
         last = self.last_sent.setdefault(key, {})
-        self.last_use[key] = self.clock.time()
+        self.last_use[(key, workspace.find_root_str(event.cwd) or event.cwd)] = \
+            self.clock.time()
         holds = self.holds.setdefault(key, {})
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
@@ -622,12 +624,12 @@ class ExactlyOnce(RuleBasedStateMachine):
     def time_passes(self, step: float) -> None:
         self.clock.offset += step
         now = self.clock.time()
-        for key, last in self.last_sent.items():
-            if now - self.last_use.get(key, now) > delivery.EVICTED_MAX_AGE:
+        for (key, _), used in self.last_use.items():
+            if now - used > delivery.EVICTED_MAX_AGE:
                 # No record is trusted this long after its last use, in one step or over
                 # several: that context may be sent its bodies again (a second copy, never
                 # a loss).
-                last.clear()
+                self.last_sent[key].clear()
 
     @invariant()
     def files_match_the_model(self) -> None:
