@@ -97,7 +97,6 @@ def _keep(source: Path, data: bytes, archive: Path) -> Path:
 # would put the notes into the team's history. The .gitignore is engram's while it starts
 # with this line; one without it is the user's, never edited.
 IGNORE_HEADER = "# engram: imported from files Git ignores, so kept out of Git like them\n"
-_GLOB_ESCAPES = str.maketrans({c: "\\" + c for c in "\\*?[]!#"})
 
 
 def git_ignores(root: Path, relative: str) -> bool:
@@ -117,8 +116,10 @@ def git_ignores(root: Path, relative: str) -> bool:
 
 def _ignore_in_git(folder: Path, names: list[str]) -> None:
     """Add `names` (files in `folder`) to engram's .gitignore there."""
-    path = folder / ".gitignore"
-    lines = ["/.gitignore"]
+    from engram.native_rules import IGNORE_FILE, ignore_line
+
+    path = folder / IGNORE_FILE
+    lines = [ignore_line(IGNORE_FILE)]
     if os.path.lexists(path):
         try:
             text = fileio.read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8")
@@ -127,19 +128,20 @@ def _ignore_in_git(folder: Path, names: list[str]) -> None:
         if not text.startswith(IGNORE_HEADER):
             return  # the user's own
         lines = [line for line in text[len(IGNORE_HEADER):].splitlines() if line]
-    for name in names:
-        line = "/" + name.translate(_GLOB_ESCAPES)
-        if line not in lines:
-            lines.append(line)
+    added = [line for line in dict.fromkeys(map(ignore_line, names)) if line not in lines]
+    if not added and os.path.lexists(path):
+        return
+    lines += added
     folder.mkdir(parents=True, exist_ok=True)
     fileio.atomic_write_text(path, IGNORE_HEADER + "".join(f"{line}\n" for line in lines))
 
 
 def _holds_secret(card: importer.Planned) -> bool:
+    """What the gate will say of the card once written: it reads the card as the hook would
+    show it (`secrets.card_text`)."""
     from engram import secrets
 
-    return secrets.has_secrets("\n".join((card.title, card.card, *card.tags, *card.applies_to,
-                                          card.body)))
+    return secrets.has_secrets(secrets.card_text(card))
 
 
 def _replace_with_pointer(source: Path, data: bytes, file: Path, pointer: str) -> None:
