@@ -10,8 +10,10 @@ raises CommentLoss instead of dropping it silently.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, Final
 
 _WS = " \t\r\n\ufeff"
 
@@ -33,24 +35,16 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-# The last few texts scanned, and their tokens: one link parses, checks, diffs and checks
-# again the same text many times over (18 scans of a settings file per `link`; a 1 MB file
-# takes about a second a scan here).
-_SCANNED: dict[str, tuple[Token, ...]] = {}
-_SCANNED_MAX = 4
-# The same for parse(): a text's JSON with its comments and trailing commas blanked, which
-# json.loads turns into a fresh value each call (a caller may change what it gets).
-_CLEANED: dict[str, str] = {}
-
-
 def tokens(text: str) -> list[Token]:
-    found = _SCANNED.get(text)
-    if found is None:
-        found = tuple(_scan(text))
-        if len(_SCANNED) >= _SCANNED_MAX:
-            _SCANNED.pop(next(iter(_SCANNED)))
-        _SCANNED[text] = found
-    return list(found)
+    return list(_tokens_of(text))
+
+
+# One link parses, checks, diffs and checks again the same text many times over (18 scans of
+# a settings file per `link`; a 1 MB file took about a second a scan): the last few texts'
+# tokens, and their JSON with comments and trailing commas blanked, are kept for the command.
+@lru_cache(maxsize=4)
+def _tokens_of(text: str) -> tuple[Token, ...]:
+    return tuple(_scan(text))
 
 
 def _scan(text: str) -> list[Token]:
@@ -58,7 +52,7 @@ def _scan(text: str) -> list[Token]:
     Python took a second a megabyte)."""
     out: list[Token] = []
     append = out.append
-    match = _token_pattern().match
+    match = _TOKEN.match
     i, n = 0, len(text)
     while i < n:
         found = match(text, i)
@@ -76,24 +70,15 @@ def _scan(text: str) -> list[Token]:
     return out
 
 
-_TOKEN_PATTERN: list[Any] = []
-
-
-def _token_pattern() -> Any:
-    if not _TOKEN_PATTERN:
-        import re
-
-        ws = re.escape(_WS)
-        # A string ends at its unescaped quote, never at a raw line break (a backslash escapes
-        # any character, a line break too); a literal is everything up to the next blank,
-        # punctuation, quote or slash.
-        _TOKEN_PATTERN.append(re.compile(
-            f'(?P<ws>[{ws}]+)'
-            r'|(?P<str>"(?:[^"\\\n]|\\[\s\S])*")'
-            r'|(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)'
-            r'|(?P<punct>[{}\[\],:])'
-            f'|(?P<lit>[^{ws}{{}}\\[\\],:"/]+)'))
-    return _TOKEN_PATTERN[0]
+# A string ends at its unescaped quote, never at a raw line break (a backslash escapes any
+# character, a line break too); a literal is everything up to the next blank, punctuation,
+# quote or slash.
+_TOKEN: Final = re.compile(
+    f'(?P<ws>[{re.escape(_WS)}]+)'
+    r'|(?P<str>"(?:[^"\\\n]|\\[\s\S])*")'
+    r'|(?P<comment>//[^\n]*|/\*[\s\S]*?\*/)'
+    r'|(?P<punct>[{}\[\],:])'
+    f'|(?P<lit>[^{re.escape(_WS)}{{}}\\[\\],:"/]+)')
 
 
 def _trailing_commas(text: str, toks: list[Token]) -> list[Token]:
@@ -179,22 +164,7 @@ def parse(text: str) -> Any:
     """The JSON value of `text`, allowing // and /* */ comments and trailing commas. An object
     that names a key twice raises DuplicateKey (JSON parsers silently keep one copy); one that
     nests deeper than MAX_DEPTH raises TooDeep."""
-    cleaned = _CLEANED.get(text)
-    if cleaned is None:
-        toks = tokens(text)
-        _check_depth(text, toks)
-        blank = {id(t) for t in toks if t.kind == "comment"} | \
-            {id(t) for t in _trailing_commas(text, toks)}
-        chars = list(text)
-        for t in toks:
-            if id(t) in blank:
-                for k in range(t.start, t.end):
-                    if chars[k] != "\n":
-                        chars[k] = " "
-        cleaned = "".join(chars).lstrip("\ufeff")
-        if len(_CLEANED) >= _SCANNED_MAX:
-            _CLEANED.pop(next(iter(_CLEANED)))
-        _CLEANED[text] = cleaned
+    cleaned = _cleaned(text)
     if not cleaned.strip():
         return None
     try:
@@ -203,6 +173,23 @@ def parse(text: str) -> Any:
         raise JsoncError(exc.msg, exc.lineno) from None
     except _Duplicate as dup:
         raise DuplicateKey(dup.key, _duplicate_line(text, dup.key)) from None
+
+
+@lru_cache(maxsize=4)
+def _cleaned(text: str) -> str:
+    """`text` with its comments and trailing commas blanked (line breaks kept): JSON, which
+    json.loads turns into a fresh value each call (a caller may change what it gets)."""
+    toks = tokens(text)
+    _check_depth(text, toks)
+    blank = {id(t) for t in toks if t.kind == "comment"} | \
+        {id(t) for t in _trailing_commas(text, toks)}
+    chars = list(text)
+    for t in toks:
+        if id(t) in blank:
+            for k in range(t.start, t.end):
+                if chars[k] != "\n":
+                    chars[k] = " "
+    return "".join(chars).lstrip("\ufeff")
 
 
 class NotStrict(JsoncError):
