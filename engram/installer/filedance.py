@@ -530,8 +530,12 @@ def _replace(path: Path, target: Path, data: bytes | None, after: bytes | None,
             prune(kept.created_dirs())
         prune_made(target.parent)
     else:
-        mode = None if data is not None else kept_as[0] if kept_as else \
-            unknown_mode if unknown_mode is not None else _new_file_mode()
+        if data is not None:
+            mode = None  # the file keeps its own
+        elif kept_as is not None:
+            mode = kept_as[0]
+        else:
+            mode = unknown_mode if unknown_mode is not None else _new_file_mode()
         # The file keeps its owner (a new one takes its folder's): run as root (sudo), a file
         # owned by root would be one the user's host can no longer write, or, mode 0600, read.
         owner = _owner(target) if data is not None else new_owner(target)
