@@ -205,8 +205,10 @@ _GLOB_ESCAPES: Final = str.maketrans({c: "\\" + c for c in "\\*?[]!#"})
 
 def ignore_line(name: str) -> str:
     """The .gitignore line naming exactly the file `name` of its folder (anchored, glob
-    characters escaped)."""
-    return "/" + name.translate(_GLOB_ESCAPES)
+    characters escaped; Git drops a line's trailing blanks unless each is escaped)."""
+    line = name.translate(_GLOB_ESCAPES)
+    kept = line.rstrip(" ")
+    return "/" + kept + "\\ " * (len(line) - len(kept))
 
 
 def ignore_text(names: Iterable[str]) -> str:

@@ -74,10 +74,10 @@ def _is_pointer(text: str, archive: Path) -> bool:
     return archive.is_file() and native_loads.is_pointer_text(text.encode("utf-8"))
 
 
-def _keep(source: Path, data: bytes, archive: Path) -> Path:
-    """Keep the text `--replace` replaces: in its archive file, or where that already holds
-    another text (an earlier import's, which the user has since rewritten) in the next free
-    `NAME.N.md`. The same text archived before is not kept twice."""
+def _archive_path(data: bytes, archive: Path) -> Path:
+    """Where `--replace` keeps the text it replaces: its archive file, or where that already
+    holds another text (an earlier import's, which the user has since rewritten) the next free
+    `NAME.N.md`. The same text archived before is where it already is."""
     candidate, n = archive, 2
     while os.path.lexists(candidate):
         try:
@@ -86,10 +86,16 @@ def _keep(source: Path, data: bytes, archive: Path) -> Path:
         except OSError:
             pass
         candidate, n = archive.with_name(f"{archive.stem}.{n}{archive.suffix}"), n + 1
+    return candidate
+
+
+def _keep(source: Path, data: bytes, candidate: Path) -> None:
+    """Keep the replaced text at `candidate` (from `_archive_path`), unless it is there."""
+    if os.path.lexists(candidate):
+        return
     candidate.parent.mkdir(parents=True, exist_ok=True)
     fileio.atomic_write_bytes(candidate, data)
     shutil.copystat(source, candidate)
-    return candidate
 
 
 # A file Git ignores (`CLAUDE.local.md`: personal notes, often a password) gives cards, and
@@ -101,17 +107,42 @@ IGNORE_HEADER = "# engram: imported from files Git ignores, so kept out of Git l
 
 def git_ignores(root: Path, relative: str) -> bool:
     """Does the workspace's Git ignore `relative`? False without Git or a repository."""
+    return not not_ignored(root, [root / relative])
+
+
+def not_ignored(root: Path, files: list[Path]) -> list[Path]:
+    """Which of `files` (in the workspace, written or not) Git would not ignore: a tracked file
+    is not ignored, and without a working Git none is."""
     import subprocess
 
+    if not files:
+        return []
     git = shutil.which("git")
     if git is None:
-        return False
+        return list(files)
+    names = {file.relative_to(root).as_posix(): file for file in files}
     try:
-        done = subprocess.run([git, "-C", str(root), "check-ignore", "-q", "--", relative],
-                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+        done = subprocess.run([git, "-C", str(root), "check-ignore", "-z", "--stdin"],
+                              input="".join(f"{name}\0" for name in names).encode("utf-8"),
+                              capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
+        return list(files)
+    if done.returncode not in (0, 1):
+        return list(files)
+    ignored = set(done.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    return [file for name, file in names.items() if name not in ignored]
+
+
+def _engrams_ignore(folder: Path) -> bool:
+    """Is `folder`'s .gitignore engram's to edit (engram's header, or none yet)?"""
+    path = folder / ".gitignore"
+    if not os.path.lexists(path):
+        return True
+    try:
+        head = fileio.read_bounded(path, MAX_SOURCE_BYTES, head=len(IGNORE_HEADER.encode()))
+    except OSError:
         return False
-    return done.returncode == 0
+    return head.decode("utf-8", "replace") == IGNORE_HEADER
 
 
 def _ignore_in_git(folder: Path, names: list[str]) -> None:
@@ -205,6 +236,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         [session_sim.Step(p) for p in session_sim.SAMPLE_PROMPTS]
     reports: list[dict[str, Any]] = []
     seen: dict[str, str] = {}  # content -> the file imported with it
+    refused = False
     for file in files:
         # The folders resolved, not the file: a CLAUDE.md that links to AGENTS.md is imported,
         # and replaced, as CLAUDE.md (the link), never as the file it points at.
@@ -249,6 +281,24 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
         personal = inside and git_ignores(root, relative)
+        kept_at = _archive_path(data, archive) if replace else None
+        new_files = [folder / f"{card.id}.md" for card in cards
+                     if not (folder / f"{card.id}.md").is_file()]
+        if kept_at is not None and not os.path.lexists(kept_at):
+            new_files.append(kept_at)
+        # A folder whose .gitignore is the user's gets no line of engram's: Git alone says
+        # whether the user's rules keep the new files out, before any is written.
+        unsafe = not_ignored(root, [file for file in new_files
+                                    if not _engrams_ignore(file.parent)]) if personal else []
+        if unsafe:
+            names = ", ".join(file.relative_to(root).as_posix() for file in unsafe)
+            output.message(
+                f"REFUSED {relative}: Git ignores it, but would not ignore {names}, and the "
+                ".gitignore there is not engram's to edit: nothing of it was "
+                + ("written (dry run)" if dry_run else "imported")
+                + "; ignore those files in that .gitignore, or remove it, and import again")
+            refused = True
+            continue
         if personal and not dry_run:  # ignored before the cards exist: never in `git status`
             _ignore_in_git(folder, [f"{card.id}.md" for card in cards])
         actions = []
@@ -264,15 +314,22 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
                 fileio.atomic_write_text(target, rendered)
         result = measure(cards, steps, host)
         replaced = None
-        if replace and not dry_run:
+        if kept_at is not None and not dry_run:
             if personal:
-                _ignore_in_git(archive.parent, [archive.name])
-            kept = _keep(source, data, archive)
-            if personal:
-                _ignore_in_git(kept.parent, [kept.name])
+                _ignore_in_git(kept_at.parent, [kept_at.name])
+            _keep(source, data, kept_at)
             _replace_with_pointer(source, data, file,
                                   _pointer(relative, f"{paths.MEMORY_DIR_NAME}/{stem}"))
-            replaced = str(kept.relative_to(root))
+            replaced = str(kept_at.relative_to(root))
+        if personal and not dry_run:
+            # What Git says of the files written, not what engram meant: checked, not assumed.
+            visible = not_ignored(root, [file for file in new_files if file.is_file()])
+            if visible:
+                output.message(
+                    f"WARNING {relative}: Git ignores it, but not "
+                    + ", ".join(file.relative_to(root).as_posix() for file in visible)
+                    + ": do not commit them (`git rm --cached` them, or remove them)")
+                refused = True
         reports.append({
             "file": relative, "folder": str(folder.relative_to(root)),
             "source_chars": len(text), "engram_chars": result.total,
@@ -288,7 +345,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
     else:
         for report in reports:
             output.write(_table(report, prompts is None))
-    return 0
+    return 1 if refused else 0
 
 
 def _table(report: dict[str, Any], sample: bool) -> str:
