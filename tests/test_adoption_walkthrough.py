@@ -301,13 +301,8 @@ def test_import_claims_no_saving_when_no_prompt_selected_a_card(
     assert "no prompt selected" not in engram_line and "% " in engram_line
 
 
-def test_a_file_git_ignores_is_imported_into_cards_git_ignores_too(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Found by the secrets owner: `CLAUDE.local.md` (personal, ignored by Git) holding a
-    staging password was imported into `.agents/.engram/claude.local/`, which `git add -A`
-    stages: the card was blocked from every hook, yet the password went into the team's
-    history, and the personal notes with it. A file Git ignores gives cards Git ignores, and
-    its archived original too; the import says so, and names the card holding a secret."""
+def git_repository(tmp_path: Path) -> tuple[str, Path]:
+    """A real Git repository (`acme`), and the git program; skipped without one."""
     import shutil
     import subprocess
 
@@ -317,6 +312,25 @@ def test_a_file_git_ignores_is_imported_into_cards_git_ignores_too(
     root = tmp_path / "acme"
     root.mkdir()
     subprocess.run([git, "init", "-q", str(root)], check=True)
+    return git, root
+
+
+def git_status(git: str, root: Path) -> str:
+    """What `git add -A` would stage, one `?? path` line each."""
+    import subprocess
+
+    return subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_a_file_git_ignores_is_imported_into_cards_git_ignores_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the secrets owner: `CLAUDE.local.md` (personal, ignored by Git) holding a
+    staging password was imported into `.agents/.engram/claude.local/`, which `git add -A`
+    stages: the card was blocked from every hook, yet the password went into the team's
+    history, and the personal notes with it. A file Git ignores gives cards Git ignores, and
+    its archived original too; the import says so, and names the card holding a secret."""
+    git, root = git_repository(tmp_path)
     (root / ".gitignore").write_text("CLAUDE.local.md\n", encoding="utf-8")
     secret = "postgres://admin:Vq8-rT2zLmx9Kp@staging.db.acme.internal:5432/app"
     (root / "CLAUDE.local.md").write_text(
@@ -330,18 +344,47 @@ def test_a_file_git_ignores_is_imported_into_cards_git_ignores_too(
     assert secret not in out and "Vq8-rT2zLmx9Kp" not in out
     assert "ignored by Git" in out
     assert "holds a secret" in out
-    status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
-                            capture_output=True, text=True, check=True).stdout
+    status = git_status(git, root)
     personal = root / MEM / "claude.local"
     assert sorted(p.name for p in personal.glob("*.md"))  # the cards are there, for this user
     assert "claude.local" not in status, status
     assert ".agents/.engram/claude/testing.md" in status  # the team's file's cards are not hidden
     code, out = engram(capsys, "import", "CLAUDE.local.md", "--replace", "--cwd", str(root))
     assert code == 0
-    status = subprocess.run([git, "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
-                            capture_output=True, text=True, check=True).stdout
+    status = git_status(git, root)
     assert "archive" not in status and "claude.local" not in status, status
     assert (root / MEM / "archive" / "CLAUDE.local.md").read_text(encoding="utf-8").count(secret) == 1
+
+
+def test_the_users_own_global_file_is_not_merged_into_the_teams_cards(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`engram import ~/.claude/CLAUDE.md` in a repository whose CLAUDE.md was imported: the
+    user's sections went into the team's `claude/` folder (a section of the same name silently
+    "kept" as the team's), where `git add -A` stages them; `--replace` would have left Claude a
+    pointer to this repository's cards in every other project. Now the file gets a folder of
+    its own, kept out of Git, and `--replace` is refused with the file untouched."""
+    git, root = git_repository(tmp_path)
+    (root / "CLAUDE.md").write_text("# Team\n\n## Testing\n\nRun pytest before pushing.\n",
+                                    encoding="utf-8")
+    mine = tmp_path / "home" / ".claude" / "CLAUDE.md"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    personal = "# Me\n\n## Testing\n\nI like verbose output.\n\n## Staging\n\nMine is db-7.\n"
+    mine.write_text(personal, encoding="utf-8")
+    assert engram(capsys, "import", "CLAUDE.md", "--cwd", str(root))[0] == 0
+    code, out = engram(capsys, "import", str(mine), "--replace", "--cwd", str(root))
+    assert code == 1 and "REFUSED" in out, out
+    assert mine.read_text(encoding="utf-8") == personal
+    assert not (root / MEM / "outside-claude").exists()
+    code, out = engram(capsys, "import", str(mine), "--cwd", str(root))
+    assert code == 0, out
+    assert "outside this repository" in out and "--replace" not in out.split("next:")[0]
+    team = root / MEM / "claude" / "testing.md"
+    assert "Run pytest" in team.read_text(encoding="utf-8")
+    assert sorted(p.name for p in (root / MEM / "claude").glob("*.md")) == ["testing.md"]
+    texts = [p.read_text(encoding="utf-8") for p in (root / MEM / "outside-claude").glob("*.md")]
+    assert any("verbose output" in t for t in texts) and any("db-7" in t for t in texts)
+    status = git_status(git, root)
+    assert "outside-claude" not in status and ".agents/.engram/claude/testing.md" in status
 
 
 def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(

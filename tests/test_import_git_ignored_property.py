@@ -7,9 +7,11 @@ Git does not ignore is imported into files Git sees (the team's cards are not hi
 
 Generated: where the file is and its name (glob characters, a leading `!` or `#`, blanks,
 trailing blanks), how Git ignores it (root or nested .gitignore, anchored or not, a glob,
-`.git/info/exclude`, or not at all), root rules that try to un-ignore engram's folder, a
-.gitignore of the user's own already in the card folder or the archive, `--replace`, and a
-second import after the file gained a section.
+`.git/info/exclude`, or not at all) or whether it is outside the repository (the user's own
+`~/.claude/CLAUDE.md`: kept out of Git like an ignored file, and never replaced), root
+rules that try to un-ignore engram's folder, a .gitignore of the user's own already in the
+card folder or the archive, `--replace`, and a second import after the file gained a
+section.
 
 Budget: EXAMPLES repositories, derandomized (`ENGRAM_IGNORE_EXAMPLES=300` explores at random).
 """
@@ -80,8 +82,8 @@ def files_under(root: Path, folder: str) -> dict[str, bytes]:
 @st.composite
 def repositories(draw: st.DrawFn) -> dict[str, object]:
     name = draw(NAMES, label="file")
-    how = draw(st.sampled_from(["none", "basename", "anchored", "glob", "exclude", "nested"]),
-               label="ignored by")
+    how = draw(st.sampled_from(["none", "basename", "anchored", "glob", "exclude", "nested",
+                                "outside"]), label="ignored by")
     return {"name": name, "how": how, "root_extra": draw(ROOT_EXTRAS, label="root extra"),
             "card_rules": draw(USER_RULES, label="user .gitignore in the card folder"),
             "archive_rules": draw(USER_RULES, label="user .gitignore in archive/"),
@@ -96,8 +98,11 @@ def _escaped(name: str) -> str:
 
 
 def build(root: Path, case: dict[str, object], marker: str) -> str:
+    """The repository, and the file to import as `engram import` is given it."""
     git(root, "init", "-q")
     name = str(case["name"])
+    if case["how"] == "outside":  # the user's own file (`~/.claude/CLAUDE.md`), no Git's
+        name = str(root.parent / "home" / ".claude" / name)
     source = root / name
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(f"# Notes\n\n## Staging\n\nThe staging host is {marker}-staging.\n\n"
@@ -105,7 +110,7 @@ def build(root: Path, case: dict[str, object], marker: str) -> str:
     folder, base = os.path.split(name)
     rules = {"none": "", "basename": _escaped(base) + "\n", "anchored": "/" + _escaped(name) + "\n",
              "glob": "*" + _escaped(base[2:]) + "\n",
-             "exclude": "", "nested": ""}[str(case["how"])]
+             "exclude": "", "nested": "", "outside": ""}[str(case["how"])]
     (root / ".gitignore").write_text(rules + str(case["root_extra"]), encoding="utf-8")
     if case["how"] == "exclude":
         with open(root / ".git" / "info" / "exclude", "a", encoding="utf-8") as handle:
@@ -116,7 +121,9 @@ def build(root: Path, case: dict[str, object], marker: str) -> str:
         if case[key] is not None:
             from engram.commands.import_cmd import folder_name
 
-            where = root / MEM / (sub or folder_name(name))
+            stem = folder_name(name) if case["how"] != "outside" else \
+                f"outside-{folder_name(os.path.basename(name))}"
+            where = root / MEM / (sub or stem)
             where.mkdir(parents=True, exist_ok=True)
             (where / ".gitignore").write_text(str(case[key]), encoding="utf-8")
     return name
@@ -162,6 +169,12 @@ def check(root: Path, name: str, marker: str, case: dict[str, object], personal:
 @example(case={"name": "CLAUDE.local.md", "how": "anchored", "root_extra": "",
                "card_rules": None, "archive_rules": "# mine\n", "replace": True,
                "again": True})
+# The user's own `~/.claude/CLAUDE.md` (outside the repository) was imported into files Git
+# stages, and `--replace` left every other project a pointer to this repository's cards.
+@example(case={"name": "CLAUDE.md", "how": "outside", "root_extra": "", "card_rules": None,
+               "archive_rules": None, "replace": True, "again": False})
+@example(case={"name": "CLAUDE.md", "how": "outside", "root_extra": "", "card_rules": None,
+               "archive_rules": None, "replace": False, "again": True})
 # Git drops a .gitignore line's trailing blanks: engram's line for the archived
 # `blank.md  ` named `blank.md`, and the archived text was Git's to stage.
 @example(case={"name": "blank.md  ", "how": "anchored", "root_extra": "", "card_rules": None,
@@ -172,8 +185,8 @@ def test_an_ignored_files_text_never_becomes_a_file_git_would_stage(
     with tempfile.TemporaryDirectory(prefix="engram-ignore-") as temp:
         root = Path(temp) / "repo"
         root.mkdir()
-        name = build(root, case, marker)
-        personal = ignored_by_git(root, name)
+        name = build(root, case, marker)  # absolute when outside the repository
+        personal = case["how"] == "outside" or ignored_by_git(root, name)
         replace = bool(case["replace"])
         rounds = 2 if case["again"] else 1
         for round_ in range(rounds):

@@ -258,6 +258,15 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             inside = True
         except ValueError:
             relative, inside = source.name, False
+        if not inside and replace:
+            # Other projects read a file outside this one (`~/.claude/CLAUDE.md`): a pointer to
+            # this repository's cards would take its instructions from all of them.
+            output.message(f"REFUSED {file}: it is outside this workspace ({root}), and other "
+                           "projects may read it: --replace would leave them a pointer to "
+                           "cards only this repository has; nothing of it was imported. Import "
+                           "it without --replace, or move it into the repository first")
+            refused = True
+            continue
         if text in seen:
             # CLAUDE.md and AGENTS.md are often one file (a copy or a symlink): one set of
             # cards, or every card would be routed twice under two ids.
@@ -274,13 +283,16 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             output.message(f"SKIPPED {relative}: already engram's pointer to the cards; the "
                            f"original is in {archive.relative_to(root).as_posix()}")
             continue
-        stem = folder_name(relative)
+        # A file from outside (the user's own global instructions) is no file of the team's:
+        # its cards get a folder of their own, never merged into the cards of the repository's
+        # file of the same name, and are kept out of Git like a file Git ignores.
+        stem = folder_name(relative) if inside else f"outside-{folder_name(relative)}"
         folder = memory / stem
         cards = importer.plan(text, relative, _path_kind(root))
         if not cards:
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
-        personal = inside and git_ignores(root, relative)
+        personal = not inside or git_ignores(root, relative)
         kept_at = _archive_path(data, archive) if replace else None
         new_files = [folder / f"{card.id}.md" for card in cards
                      if not (folder / f"{card.id}.md").is_file()]
@@ -331,10 +343,11 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
                     + ": do not commit them (`git rm --cached` them, or remove them)")
                 refused = True
         reports.append({
-            "file": relative, "folder": str(folder.relative_to(root)),
+            "file": relative if inside else str(source), "folder": str(folder.relative_to(root)),
             "source_chars": len(text), "engram_chars": result.total,
             "prompts": len(steps), "host": host, "delivered": list(result.delivered),
             "replaced": replaced, "dry_run": dry_run, "git_ignored": personal,
+            "outside": not inside,
             "cards": [{"id": c.id, "title": c.title, "always": c.always, "chars": len(c.body),
                        "tags": list(c.tags), "line": c.line, "action": a,
                        "secret": _holds_secret(c)}
@@ -363,7 +376,11 @@ def _table(report: dict[str, Any], sample: bool) -> str:
             lines.append(f"  {card['id']} holds a secret (line {card['line']} of "
                          f"{report['file']}): never injected; take it out of the card and the "
                          "source (engram lint names it)")
-    if report["git_ignored"]:
+    if report.get("outside"):
+        lines.append(f"  {report['file']} is outside this repository: its cards are kept out of "
+                     f"Git ({report['folder']}/.gitignore); copy the file into the repository "
+                     "and import that to share them with the team")
+    elif report["git_ignored"]:
         lines.append(f"  {report['file']} is ignored by Git: its cards"
                      + (" and its archived original" if report["replaced"] else "")
                      + f" are kept out of Git too ({report['folder']}/.gitignore)")
@@ -396,7 +413,7 @@ def _table(report: dict[str, Any], sample: bool) -> str:
     if report["replaced"]:
         lines.append(f"  REPLACED {report['file']} with a pointer; the original is in "
                      f"{report['replaced']}")
-    elif not report["dry_run"]:
+    elif not report["dry_run"] and not report.get("outside"):
         lines.append(f"  {report['file']} is untouched: the hosts that load it still load it "
                      "whole and get none of these cards from engram (the other hosts get them "
                      f"routed). Review the cards, then `engram import {report['file']} --replace` "
