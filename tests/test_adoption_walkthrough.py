@@ -387,6 +387,21 @@ def test_the_users_own_global_file_is_not_merged_into_the_teams_cards(
     assert "outside-claude" not in status and ".agents/.engram/claude/testing.md" in status
 
 
+def test_a_file_from_outside_a_workspace_without_git_imports_without_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a repository nothing is staged: no `WARNING` that Git does not ignore the
+    cards, exit 0 (Git's check answers nothing there, which is no "not ignored")."""
+    root = tmp_path / "notes"
+    (root / ".agents").mkdir(parents=True)
+    (root / ".agents" / "engram.json").write_text("{}", encoding="utf-8")
+    mine = tmp_path / "home" / "CLAUDE.md"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("# Me\n\n## Style\n\nSmall pull requests.\n", encoding="utf-8")
+    code, out = engram(capsys, "import", str(mine), "--cwd", str(root))
+    assert code == 0 and "WARNING" not in out, out
+    assert (root / MEM / "outside-claude" / "style.md").is_file()
+
+
 def test_import_gives_a_section_the_workspace_paths_it_names_as_applies_to(
         tmp_path: Path) -> None:
     from engram.commands.import_cmd import _path_kind

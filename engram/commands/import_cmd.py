@@ -107,28 +107,33 @@ IGNORE_HEADER = "# engram: imported from files Git ignores, so kept out of Git l
 
 def git_ignores(root: Path, relative: str) -> bool:
     """Does the workspace's Git ignore `relative`? False without Git or a repository."""
-    return not not_ignored(root, [root / relative])
+    return _git_not_ignored(root, [root / relative]) == []
 
 
 def not_ignored(root: Path, files: list[Path]) -> list[Path]:
-    """Which of `files` (in the workspace, written or not) Git would not ignore: a tracked file
-    is not ignored, and without a working Git none is."""
+    """Which of `files` (in the workspace, written or not) Git would not ignore, a tracked file
+    among them; none without Git or a repository, where nothing is staged."""
+    return _git_not_ignored(root, files) or []
+
+
+def _git_not_ignored(root: Path, files: list[Path]) -> list[Path] | None:
+    """`not_ignored`, or None where Git cannot answer (no git, no repository)."""
     import subprocess
 
-    if not files:
-        return []
     git = shutil.which("git")
     if git is None:
-        return list(files)
+        return None
+    if not files:
+        return []
     names = {file.relative_to(root).as_posix(): file for file in files}
     try:
         done = subprocess.run([git, "-C", str(root), "check-ignore", "-z", "--stdin"],
                               input="".join(f"{name}\0" for name in names).encode("utf-8"),
                               capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return list(files)
+        return None
     if done.returncode not in (0, 1):
-        return list(files)
+        return None
     ignored = set(done.stdout.decode("utf-8", "surrogateescape").split("\0"))
     return [file for name, file in names.items() if name not in ignored]
 
@@ -293,6 +298,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
         personal = not inside or git_ignores(root, relative)
+        why = "Git ignores it" if inside else "it is outside the repository"
         kept_at = _archive_path(data, archive) if replace else None
         new_files = [folder / f"{card.id}.md" for card in cards
                      if not (folder / f"{card.id}.md").is_file()]
@@ -305,7 +311,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         if unsafe:
             names = ", ".join(file.relative_to(root).as_posix() for file in unsafe)
             output.message(
-                f"REFUSED {relative}: Git ignores it, but would not ignore {names}, and the "
+                f"REFUSED {file}: {why}, but Git would not ignore {names}, and the "
                 ".gitignore there is not engram's to edit: nothing of it was "
                 + ("written (dry run)" if dry_run else "imported")
                 + "; ignore those files in that .gitignore, or remove it, and import again")
@@ -338,7 +344,7 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
             visible = not_ignored(root, [file for file in new_files if file.is_file()])
             if visible:
                 output.message(
-                    f"WARNING {relative}: Git ignores it, but not "
+                    f"WARNING {file}: {why}, but Git does not ignore "
                     + ", ".join(file.relative_to(root).as_posix() for file in visible)
                     + ": do not commit them (`git rm --cached` them, or remove them)")
                 refused = True
