@@ -169,10 +169,18 @@ def _holds_placeholder_word(lowered: str) -> bool:
         "xxxx" in lowered and lowered.count("x") * 3 >= len(lowered))
 
 
+_MARKDOWN_ESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _markdown_read(value: str) -> str:
+    """`value` as Markdown shows it: `\\<token\\>` is `<token>`."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", value) if "\\" in value else value
+
+
 def is_placeholder(value: str) -> bool:
     """Values that only stand for a secret: `changeme`, `<token>`, `${VAR}`, `xxxx`, `***`,
-    an earlier redaction marker."""
-    stripped = value.strip("\"'`")
+    an earlier redaction marker; Markdown's escapes read (`\\<token\\>`)."""
+    stripped = _markdown_read(value).strip("\"'`")
     lowered = stripped.lower()
     if not stripped or lowered in _PLACEHOLDERS or stripped.startswith(MARKER_PREFIX):
         return True
@@ -309,7 +317,7 @@ def _is_stand_in(value: str) -> bool:
     `.pgpass`, `.netrc`, `PGPASSWORD=X`), only what stands for one is not: a placeholder
     word, a variable, a marker, one character repeated. A real password may be short and of
     one class (`abc`, `swordfish`)."""
-    stripped = value.strip("\"'`")
+    stripped = _markdown_read(value).strip("\"'`")
     lowered = stripped.lower()
     return not stripped or lowered in _PLACEHOLDERS or stripped.startswith(MARKER_PREFIX) \
         or stripped[0] in "<$%{[(-" or "${" in stripped or "{{" in stripped \
@@ -380,6 +388,44 @@ _PGPASS: Final = re.compile(
 # What any such line holds from its port on, found from its colons: the full pattern, tried
 # at every word of a text, cost more than all the other command-line forms together.
 _PGPASS_PORT: Final = re.compile(r":(?:[0-9]{2,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:[^\s:]")
+# `aws ssm put-parameter ... --value X`: the value is a secret when the parameter is a
+# SecureString or its name's last part is a secret's (`/prod/app/DB_PASSWORD`). The command
+# may go on over lines ended by `\`.
+_SSM_PUT: Final = re.compile(r"\bssm[ \t]{1,4}put-parameter\b(?:[^\n|;&\\]|\\\r?\n|\\[^\n]){0,1000}")
+_SSM_NAME: Final = re.compile(r"--name(?:=|[ \t]{1,4})[\"']?([^\s\"'`;|&]{1,2048})")
+_SSM_VALUE: Final = re.compile(
+    r"--value(?:=|[ \t]{1,4})(?:\"([^\"\n]{1,4096})\"|'([^'\n]{1,4096})'|([^\s\"'`;|&]{1,4096}))")
+# A SecureString in the JSON `aws ssm get-parameter --with-decryption` prints: its `Value`
+# member, in the object whose `Type` says so.
+_SSM_JSON_VALUE: Final = re.compile(r"\"Value\"[ \t]{0,4}:[ \t]{0,4}\"((?:[^\"\\\n]|\\[^\n]){1,4096})\"")
+_SSM_SECURE_TYPE: Final = re.compile(r"\"Type\"[ \t]{0,4}:[ \t]{0,4}\"SecureString\"")
+
+
+def _ssm_secrets(text: str) -> Iterator[tuple[str, int, int]]:
+    for command in _SSM_PUT.finditer(text):
+        line = command.group(0)
+        name = _SSM_NAME.search(line)
+        secure = "securestring" in line.lower()
+        named = name is not None and is_secret_name(name.group(1).rstrip("/").rsplit("/", 1)[-1])
+        if not secure and not named:
+            continue
+        for match in _SSM_VALUE.finditer(text, command.start(), command.end()):
+            group = next(g for g in (1, 2, 3) if match.group(g) is not None)
+            value = match.group(group)
+            if value.startswith(("file://", "fileb://")):
+                continue  # the CLI reads the value from that file
+            if _is_password_value(value, group != 3, strong=secure):
+                yield "assigned-secret", match.start(group), match.end(group)
+    if "\"SecureString\"" in text:
+        for match in _SSM_JSON_VALUE.finditer(text):
+            opening = text.rfind("{", max(0, match.start() - 1000), match.start())
+            closing = text.find("}", match.end(), match.end() + 1000)
+            if opening >= 0 and _SSM_SECURE_TYPE.search(
+                    text, opening, len(text) if closing < 0 else closing) is not None \
+                    and _is_password_value(match.group(1), True, strong=True):
+                yield "assigned-secret", match.start(1), match.end(1)
+
+
 # `Authorization: Basic <base64 of user:password>`.
 _BASIC_AUTH: Final = re.compile(r"(?i:\bbasic)[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})(?![A-Za-z0-9+/=])")
 
@@ -428,6 +474,8 @@ def _command_line_secrets(text: str) -> Iterator[tuple[str, int, int]]:
             host = match.group(0).split(":", 1)[0]
             if not host.isdigit() and _is_password_value(match.group(1), False, strong=True):
                 yield "url-password", match.start(1), match.end(1)
+    if "ssm" in lowered or "SecureString" in text:
+        yield from _ssm_secrets(text)
     if "basic" in lowered:
         for match in _BASIC_AUTH.finditer(text):
             if _is_user_password(match.group(1)):
@@ -1065,21 +1113,36 @@ def visible(text: str) -> tuple[str, list[int] | None]:
     return _fold_lookalikes("".join(chars)), kept
 
 
-# A string escape (JSON's `\u005f` and `\/`, `\x5f`, `\n`): text quoted in JSON or code is
-# the text to anyone who reads it, so it is scanned unescaped too (`ghp\u005f...`,
-# `postgres:\/\/admin:pw@db`, `"[client]\npassword=abc"`).
+# A string escape (JSON's `\u005f` and `\/`, `\x5f`, `\n`; Markdown's backslash before any
+# ASCII punctuation, `ghp\_`, which converters from HTML write for every `_`) and an HTML
+# character reference (`&#95;`, `&#x5f;`, `&lowbar;`, `&amp;`, which Markdown reads as the
+# character): text quoted in JSON, code or Markdown is the text to anyone who reads it, so it
+# is scanned unescaped too (`ghp\u005f...`, `postgres:\/\/admin:pw@db`,
+# `"[client]\npassword=abc"`, `ghp&#95;...`).
 _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
-                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([/nrt\"'\\]))")
-_ESCAPED: Final = {"/": "/", "n": "\n", "r": "\r", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
+                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrt!-/:-@\[-`{-~]))"
+                            r"|&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
+_ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t"}
 
 
 # An escaped quote next to a `:` or `=` (`{\"password\": \"...\"}`, `PASSWORD=\"...\"`):
 # JSON text in a JSON string (a structured log line, kubectl's last-applied-configuration, a
 # tool's output in a transcript), whose names and values the scan must read unquoted. A `\"`
 # anywhere else (`echo \"hi\"` in a code block) does not cost a card with code a second pass.
+# So does a quoted value escaped after a name or flag that says it is a secret (`--password
+# \"...\"` in a JSON string), a Markdown escape of a character a token or password holds
+# inside a word (`ghp\_`, `DB\_PASSWORD`, `sk\-ant`: not `\|` in a table or `\(` in a regex,
+# which would cost a second pass over many cards) and an HTML character reference.
 _ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/|[\"'][ \t]{0,3}[:=])"
-                                 r"|[:=][ \t]{0,3}\\[\"']")
-_UNESCAPE_DEPTH: Final = 2  # text escaped twice: a JSON string of JSON
+                                 r"|[:=][ \t]{0,3}\\[\"']"
+                                 r"|(?<=[A-Za-z0-9])\\{1,8}[-_.+=:@~*!#%&^$?](?=[A-Za-z0-9])"
+                                 r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# Searched only in text holding an escaped quote: a pattern that can start at any letter costs
+# every card a slower search.
+_SECRET_QUOTE_HINT: Final = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd|token|secret|key|-[pau])[ \t]{0,4}\\[\"']")
+# Text escaped up to four times: a JSON string of a JSON string of JSON (a tool's output
+# quoting a log line), or of Markdown, and that read from a transcript's raw JSON lines.
+_UNESCAPE_DEPTH: Final = 4
 
 
 def _holds_escaped_lines(text: str) -> bool:
@@ -1095,28 +1158,46 @@ def _holds_escaped_lines(text: str) -> bool:
     return False
 
 
+def _escape_read(match: re.Match[str]) -> str | None:
+    """The text an escape or character reference stands for, None when it stands for none."""
+    if match.group(1):  # a surrogate pair: one character beyond the BMP
+        high, low = int(match.group(1), 16), int(match.group(2), 16)
+        return chr(0x10000 + (high - 0xD800) * 0x400 + low - 0xDC00)
+    code = match.group(3) or match.group(4)
+    if code:
+        return chr(int(code, 16))
+    if match.group(5):
+        return _ESCAPED.get(match.group(5), match.group(5))
+    if match.group(8):
+        from html.entities import html5
+
+        return html5.get(match.group(8) + ";")
+    number = int(match.group(6), 10) if match.group(6) else int(match.group(7), 16)
+    return chr(number) if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF else None
+
+
 def _unescaped(text: str) -> tuple[str, list[int], list[int]] | None:
     """`text` with its string escapes read, and each character's start and end in `text`;
     None when it holds none that could hide a secret."""
-    if _ESCAPE_HINT.search(text) is None and not ("\\n" in text and _holds_escaped_lines(text)):
+    if _ESCAPE_HINT.search(text) is None and not ("\\n" in text and _holds_escaped_lines(text)) \
+            and not (("\\\"" in text or "\\'" in text) and _SECRET_QUOTE_HINT.search(text)):
         return None
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     position = 0
     for match in _ESCAPE.finditer(text):
+        read = _escape_read(match)
+        if read is None:
+            continue  # no character reference HTML knows: left as written
         for i in range(position, match.start()):
             chars.append(text[i])
             starts.append(i)
             ends.append(i + 1)
-        if match.group(1):  # a surrogate pair: one character beyond the BMP
-            high, low = int(match.group(1), 16), int(match.group(2), 16)
-            chars.append(chr(0x10000 + (high - 0xD800) * 0x400 + low - 0xDC00))
-        else:
-            code = match.group(3) or match.group(4)
-            chars.append(chr(int(code, 16)) if code else _ESCAPED[match.group(5)])
-        starts.append(match.start())
-        ends.append(match.end())
+        for c in read:  # one character, or two for a few named references
+            chars.append(c)
+            starts.append(match.start())
+            ends.append(match.end())
         position = match.end()
     if not starts:
         return None

@@ -6,6 +6,7 @@ bench/secrets_coverage.py."""
 from __future__ import annotations
 
 import base64
+import json
 import random
 import string
 from urllib.parse import quote
@@ -225,6 +226,23 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         # A name and its value as JSON members of one object (`kubectl -o json`, ECS).
         ("json-env-pair", None, p(ALNUM + "!#%&", 18)),
         ("json-env-pair-over-lines", None, p(ALNUM, 24)),
+        # Markdown's backslash escapes (an HTML-to-Markdown converter writes `\_` for every
+        # `_`) and HTML character references, which Markdown reads as the character: a model
+        # reading the card reads the token.
+        ("markdown-escaped-github-token", None, "ghp\\_" + p(ALNUM, 36)),
+        ("markdown-escaped-anthropic-key", None, "sk\\-ant\\-api03\\-" + p(B64URL.replace("_", ""), 93) + "AA"),
+        ("markdown-escaped-env-password", None, p(ALNUM, 16)),
+        ("html-decimal-reference-github-token", None, "ghp&#95;" + p(ALNUM, 36)),
+        ("html-hex-reference-stripe-key", None, "sk&#x5f;live&#x5F;" + p(ALNUM, 24)),
+        ("html-named-reference-azure-sas", None, p(ALNUM + "+/", 43) + "%3D"),
+        # A password flag's quoted value in a JSON string (a command a transcript records).
+        ("password-flag-in-a-json-string", None, p(ALNUM + "!#%", 14)),
+        # AWS Systems Manager parameters: a SecureString's value on the command line that
+        # stores it, and in the JSON `get-parameter --with-decryption` prints.
+        ("ssm-put-parameter-value", None, p(ALNUM, 20)),
+        ("ssm-secure-string-json", None, p(ALNUM + "!#%", 18)),
+        # JSON text escaped three levels deep (a JSON string of a JSON string of JSON).
+        ("json-escaped-three-levels", None, p(ALNUM, 16)),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
@@ -289,6 +307,13 @@ _CONTEXTS = {
     "pgpassword-env-short": "PGPASSWORD={} psql -h db.internal -U deploy app",
     "docker-login-p-short": "docker login -u deploy -p {} registry.example.com",
     "openssl-passout": "openssl genrsa -aes256 -passout pass:{} -out key.pem 4096",
+    "markdown-escaped-env-password": "export DB\\_PASSWORD={}",
+    "html-named-reference-azure-sas": "<a href=\"https://acct.blob.core.windows.net/c?sv=2022-11-02"
+                                      "&amp;se=2026-12-31&amp;sp=r&amp;sig={}\">the export</a>",
+    "password-flag-in-a-json-string": '{{"command": "tool login --password \\"{}\\" --user deploy"}}',
+    "ssm-put-parameter-value": "aws ssm put-parameter --name /prod/app/db --type SecureString --value {}",
+    "ssm-secure-string-json": '{{"Parameter": {{"Name": "/prod/app/db", "Type": "SecureString", '
+                              '"Value": "{}", "Version": 3}}}}',
 }
 
 
@@ -315,6 +340,8 @@ def _context(kind: str, secret: str | None) -> str:
     if kind == "json-env-pair-over-lines":
         return ('"environment": [\n  {\n    "name": "STRIPE_WEBHOOK_SECRET",\n    "value": "'
                 + secret + '"\n  }\n]')
+    if kind == "json-escaped-three-levels":
+        return json.dumps(json.dumps(json.dumps(json.dumps({"user": "deploy", "password": secret}))))
     if kind == "token-wrapped-over-two-lines":
         return f"deploy token: {secret[:17]}\n    {secret[17:]}\nthen run make deploy"
     if kind in _CONTEXTS:

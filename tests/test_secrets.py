@@ -250,3 +250,29 @@ def test_a_generated_token_holding_four_xs_is_no_placeholder() -> None:
     token = "JFIJjLaYBXSWxkwBPl6AXxxXVFkrrXXE"
     assert redact(f'{{"identitytoken": "{token}"}}') == '{"identitytoken": "[REDACTED:assigned-secret]"}'
     assert find_secrets("API_KEY=abcxxxxxxxxxxx123 and AKIAxxxxxxxxxxxxxxxx") == []
+
+
+@pytest.mark.parametrize("written", [
+    "ghp\\_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",  # Markdown, as converters from HTML write it
+    "ghp&#95;aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "ghp&#x5F;aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "ghp&lowbar;aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "&#103;&#104;&#112;&#95;aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "ghp_aBcDeFgHiJ&#8203;kLmNoPqRsTuVwXyZ0123456789",  # a zero-width space by reference
+])
+def test_a_token_in_markdown_escapes_or_html_references_is_found(written: str) -> None:
+    """Markdown reads `\\_` and `&#95;` as `_`: the model reading the card reads the token,
+    alone, in a JSON string (a tool's output in a transcript: `ghp\\\\_`) and in one of those."""
+    import json
+
+    for text in (f"use {written} here", json.dumps({"note": f"use {written} here"}),
+                 json.dumps(json.dumps({"note": f"use {written} here"}))):
+        assert [hit.kind for hit in find_secrets(text)] == ["github-token"], text
+        assert "aBcDeFgHiJ" not in redact(text), text
+
+
+def test_escapes_and_references_that_hide_no_secret_are_left_alone() -> None:
+    """Unknown and invalid references, regex escapes and table pipes change no verdict."""
+    text = ("| a \\| b | `r\"foo\\.bar\"` | &notanentity; &#0; &#x110000; &amp; &lt;token&gt; |\n"
+            "password: &lt;your password&gt;\nDB\\_PASSWORD=\\<secret\\>\n")
+    assert find_secrets(text) == []
