@@ -36,3 +36,60 @@ def check_golden(actual: str, name: str) -> None:
     if not path.exists():
         pytest.fail(f"golden {name} missing: run with ENGRAM_UPDATE_GOLDENS=1 and review it")
     assert actual == path.read_text(encoding="utf-8"), f"differs from golden {name}"
+
+
+# ---- a host's file as the host itself reads it (an oracle apart from engram's own reader) ----
+
+def _strip_json_comments(text: str) -> str:
+    """strip-json-comments 3.x as Gemini CLI 0.61.0 bundles it: each comment's non-blank
+    characters become spaces; strings are skipped (a quote escaped by an odd run of
+    backslashes does not end one). Nothing else: a trailing comma stays for JSON.parse."""
+    out, i, n = [], 0, len(text)
+    in_string = False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif ch == '"':
+                in_string = False
+            i += 1
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append("".join(" " if not c.isspace() else c for c in text[i:end]))
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("".join(" " if not c.isspace() else c for c in text[i:end]))
+            i = end
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"JSON.parse and serde_json reject {name}")
+
+
+def host_reads(host: str, text: str) -> object:
+    """The value the host's own parser gets from `text`, or ValueError where it rejects the
+    file whole: JSON.parse after strip-json-comments for Gemini CLI (no trailing comma, no
+    byte order mark: Gemini 0.61.0 stops at start on either); strict JSON after one byte
+    order mark for the others (Claude Code skips one). Python's json module is JSON.parse
+    but for `NaN`, `Infinity` and `-Infinity`, which no host reads."""
+    import json
+
+    from engram import host_registry
+
+    if host_registry.get(host).install.get("syntax") == "jsonc":
+        return json.loads(_strip_json_comments(text), parse_constant=_refuse_constant)
+    return json.loads(text.removeprefix("\ufeff"), parse_constant=_refuse_constant)

@@ -421,7 +421,7 @@ def test_two_local_links_at_once_each_take_their_exclude_lines_back(
 
 HOST_FILES = {"claude": (".claude/settings.json", '{\n  "model": "opus"\n}\n'),
               "codex": (".codex/hooks.json", '{\n  "model": "o4"\n}\n'),
-              "gemini": (".gemini/settings.json", '{\n  // mine\n  "model": "flash",\n}\n'),
+              "gemini": (".gemini/settings.json", '{\n  // mine\n  "model": "flash" /* mine too */\n}\n'),
               "cursor": (".cursor/hooks.json", '{\n  "version": 1,\n  "model": "x"\n}\n'),
               "windsurf": (".windsurf/hooks.json", '{\n  "model": "x"\n}\n')}
 

@@ -23,10 +23,10 @@ from typing import Any, Final, Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from installer_helpers import PINNED, engram
+from installer_helpers import PINNED, engram, host_reads
 
 from engram import host_registry
-from engram.installer import command, jsonc
+from engram.installer import command
 from engram.installer.command import is_ours
 
 # ENGRAM_PROPERTY_EXAMPLES=500 (and ENGRAM_PROPERTY_STEPS=10) explore further, randomized, on
@@ -88,8 +88,8 @@ def _render(document: dict[str, Any], style: str) -> str:
 @st.composite
 def start_file(draw: st.DrawFn, host: str) -> str | None:
     """A user's file for one host: absent, empty, `{}`, an empty or null `hooks`, or realistic
-    settings with their own hooks on engram's events; in any indentation, maybe with a BOM,
-    CRLF newlines, and (where the host reads them) comments and a trailing comma."""
+    settings with their own hooks on engram's events; in any indentation, maybe with a BOM
+    (where the host skips one), CRLF newlines, and (where the host reads them) comments."""
     if host == "opencode":
         return None  # a plugin file that is not engram's is refused, not merged
     kind = draw(st.sampled_from(["absent", "absent", "empty", "{}", "hooks-empty", "hooks-null",
@@ -111,21 +111,18 @@ def start_file(draw: st.DrawFn, host: str) -> str | None:
         if host_registry.get(host).install.get("syntax") == "jsonc" and draw(st.booleans()):
             text = text.replace("{", "{ // the user's note\n", 1) if "\n" in text else text
             if text.rstrip().endswith("}") and draw(st.booleans()):
-                body = text.rstrip()[:-1].rstrip()
-                if not body.endswith(("{", ",")):
-                    text = body + ",\n}\n"  # a trailing comma, as JSONC allows
+                text = text.rstrip()[:-1] + "/* the end */}\n"
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
-    if draw(st.booleans()):
-        text = "\ufeff" + text
+    if host_registry.get(host).install.get("syntax") != "jsonc" and draw(st.booleans()):
+        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI stops on it
     return text
 
 
 def host_parse(host: str, text: str) -> Any:
-    """The file as the host itself would read it: strict JSON (after a BOM) or JSONC."""
-    if host_registry.get(host).install.get("syntax") == "jsonc":
-        return jsonc.parse(text)
-    return json.loads(text.lstrip("\ufeff")) if text.strip("\ufeff \t\r\n") else {}
+    """The file as the host itself would read it (`installer_helpers.host_reads`); a blank
+    file, which engram fills, as no settings."""
+    return host_reads(host, text) if text.strip("\ufeff \t\r\n") else {}
 
 
 STEP = st.one_of(

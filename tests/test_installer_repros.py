@@ -131,7 +131,7 @@ def test_overlapping_edits_raise_instead_of_splicing() -> None:
 
 ROUND_TRIP_STARTS = ["{}", "", "\n", '{"hooks": null}', '{"hooks": {}}', "{}\n",
                      '{ "hooks" : { } }\r\n', '\ufeff{"model": "x"}\n',
-                     '{\n  // mine\n  "model": "x",\n}\n']
+                     '{\n  // mine\n  "model": "x"\n}\n']
 JSON_HOSTS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
               "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
               "windsurf": ".windsurf/hooks.json"}
@@ -147,6 +147,9 @@ def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace
         # refused untouched where the host reads strict JSON:
         # test_a_strict_json_host_file_with_comments_is_refused_untouched
         pytest.skip("comments only where the host reads them")
+    if start.startswith("\ufeff") and host_registry.get(host).install.get("syntax") == "jsonc":
+        # Gemini CLI stops on a BOM: test_a_gemini_file_gemini_cannot_read_is_refused_untouched
+        pytest.skip("a byte order mark only where the host skips it")
     path = workspace / JSON_HOSTS[host]
     path.parent.mkdir(parents=True)
     path.write_bytes(start.encode())
@@ -163,7 +166,7 @@ def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace
 @pytest.mark.parametrize("start", [
     '{"hooks": {"%s": []}}\n',
     '{\n  "hooks": {\n    "%s": [],\n    "Stop": [{"hooks": []}]\n  }\n}\n',
-    '{\n  // the events I will fill one day\n  "hooks": {"%s": [],}\n}\n',
+    '{\n  // the events I will fill one day\n  "hooks": {"%s": []}\n}\n',
 ], ids=["only", "beside-another", "jsonc"])
 def test_an_empty_event_list_of_the_users_is_given_back(host: str, start: str,
                                                         workspace: Path) -> None:
@@ -286,11 +289,11 @@ def test_a_gemini_users_handler_keeps_its_own_text_and_comments_through_link(
         workspace: Path) -> None:
     """The same, as the soak run drew it: a one-line Gemini file with a comment before every
     member. link moved the comment of engram's old entry into the user's handler."""
-    mine = '{/* mine */ "type": "command", /* mine */ "command": "./audit.sh",}'
+    mine = '{/* mine */ "type": "command", /* mine */ "command": "./audit.sh"}'
     text = ('{/* c */ "hooks": {/* c */ "AfterTool": [/* c */ {/* c */ "hooks": [/* c */ '
             '{/* c */ "type": "command", /* c */ "command": "engram hook gemini", /* old */ '
-            '"timeout": null,},],}, /* c */ {/* c */ "hooks": [/* c */ ' + mine + ', /* c */ '
-            '{/* c */ "type": "command", /* c */ "command": "engram hook gemini",},],},],},}\n')
+            '"timeout": null}]}, /* c */ {/* c */ "hooks": [/* c */ ' + mine + ', /* c */ '
+            '{/* c */ "type": "command", /* c */ "command": "engram hook gemini"}]}]}}\n')
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -755,10 +758,69 @@ def test_a_strict_json_host_file_with_comments_is_refused_untouched(
     assert row["state"] == "unreadable" and "strict JSON" in row["problem"], row
 
 
+ALL_JSON_FILES = {**STRICT_FILES, "gemini": ".gemini/settings.json"}
+
+
+@pytest.mark.parametrize("host", sorted(ALL_JSON_FILES))
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_a_value_no_json_parser_reads_is_refused_untouched(
+        workspace: Path, host: str, literal: str, capsys: pytest.CaptureFixture) -> None:
+    """Python's json module reads `NaN`, `Infinity` and `-Infinity`; JSON has no such values,
+    and every host's parser rejects the file whole (Claude Code's and Gemini CLI's JSON.parse:
+    Gemini CLI 0.61.0 stops with "Error in .../settings.json: Unexpected token 'N'"; Codex's
+    serde_json). engram linked a file holding `Infinity` (UPDATED, doctor: linked) and refused
+    one holding `NaN` as its own bug ("please report the file's layout")."""
+    from engram.commands import doctor
+
+    path = workspace / ALL_JSON_FILES[host]
+    path.parent.mkdir(parents=True)
+    text = f'{{\n  "model": "x",\n  "limit": {literal}\n}}\n'
+    path.write_text(text)
+    for args in (["link", host], ["link", host, "--dry-run"], ["unlink", host]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert f"{literal} (line 3)" in err and "engram bug" not in err, err
+    assert engram("upgrade", cwd=workspace) == 0
+    assert path.read_text() == text
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == host
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and literal in row["problem"], row
+
+
+@pytest.mark.parametrize("text, what", [
+    ('{\n  // mine\n  "model": "x",\n}\n', "a trailing comma (line 3)"),
+    ('{\n  "model": "x",\n  "hooks": {"Stop": [],}\n}\n', "a trailing comma (line 3)"),
+    ('\ufeff{\n  // mine\n  "model": "x"\n}\n', "a byte order mark (line 1)"),
+], ids=["object", "inner", "bom"])
+def test_a_gemini_file_gemini_cannot_read_is_refused_untouched(
+        workspace: Path, text: str, what: str, capsys: pytest.CaptureFixture) -> None:
+    """Gemini CLI 0.61.0 reads its settings with strip-json-comments (3.x: comments only),
+    then JSON.parse: a trailing comma or a byte order mark stops it at start ("Error in
+    .../settings.json: Expected double-quoted property name ... Please fix the configuration
+    file(s) and try again"). engram took its files for JSONC with trailing commas and a BOM
+    and linked them (doctor: linked)."""
+    from engram.commands import doctor
+
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(text.encode())
+    for args in (["link", "gemini"], ["link", "gemini", "--dry-run"], ["unlink", "gemini"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert what in err and "Gemini CLI" in err, err
+    assert engram("upgrade", cwd=workspace) == 0
+    assert path.read_bytes() == text.encode()
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "gemini"
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and what in row["problem"], row
+
+
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir()
-    text = '{\n  // mine\n  "model": "x",\n}\n'
+    text = '{\n  // mine\n  "model": "x" /* and this */\n}\n'
     path.write_text(text)
     assert engram("link", "gemini", cwd=workspace) == 0
     assert "// mine" in path.read_text()

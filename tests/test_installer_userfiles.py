@@ -1,9 +1,12 @@
 """Property: engram's edit of a config file touches nothing of the user's, byte for byte.
 
 Hypothesis writes the user's file the way people do: any indentation (or none), tabs, CRLF, a
-BOM, no final newline, `\\u00e9` or `é`, `1.0`, `1E0`, `-0.0`, huge integers, `\\/`, comments
-and trailing commas where the host reads JSONC, empty event lists and groups, hooks of other
-tools that mention engram, and entries of an older engram. The oracle parses both texts into
+BOM where the host skips one, no final newline, `\\u00e9` or `é`, `1.0`, `1E0`, `-0.0`, `-0`,
+`1e400` (JSON.parse's Infinity), huge integers, `\\/`, lines of thousands of characters,
+comments where the host reads them, empty event lists and groups, hooks of other tools that
+mention engram, and entries of an older engram. Every file is one its host reads, and so must
+every file engram writes be, by the host's own rules (`installer_helpers.host_reads`: no
+trailing comma anywhere, no byte order mark for Gemini CLI, no `NaN`). The oracle parses both texts into
 "units" (each top-level setting of the user's, each handler of the user's, each key of a group
 holding one, each group holding no handler) and compares their
 raw text, so a value that is re-serialised (even to an equal value) fails. Then:
@@ -33,7 +36,7 @@ from typing import Any, Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from installer_helpers import PINNED
+from installer_helpers import PINNED, host_reads
 
 from engram import host_registry
 from engram.installer import jsonc
@@ -77,9 +80,10 @@ SCALARS = st.one_of(
     st.none(), st.booleans(),
     st.integers(min_value=-(10**30), max_value=10**30),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from([1.0, -0.0, 0.5, 1e300, 2.5e-8]),
+    st.sampled_from([1.0, -0.0, 0.5, 1e300, 2.5e-8, 0, math.inf, -math.inf]),
     st.text(max_size=12),
-    st.sampled_from(["café", "日本", "a\u2028b", "tab\there", "quote\"d", "back\\slash", "/usr/bin"]),
+    st.sampled_from(["café", "日本", "a\u2028b", "tab\there", "quote\"d", "back\\slash", "/usr/bin",
+                     "l" * 6000]),
 )
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
@@ -143,12 +147,20 @@ class Style:
         self.key_sep = draw(st.sampled_from([": ", ":", " : "]))
         self.draw = draw
         self.jsonc = jsonc_host(host)
+        self.host = host
 
     def scalar(self, value: Any) -> str:
         draw = self.draw
         if isinstance(value, str):
             text = json.dumps(value, ensure_ascii=draw(st.booleans()))
             return text.replace("/", "\\/") if draw(st.booleans()) else text
+        if isinstance(value, float) and math.isinf(value):
+            # A number past a double's range: JSON.parse reads Infinity (Python inf); Codex's
+            # serde_json is not known to take one, so its files hold a large finite one.
+            big = "1e300" if self.host == "codex" else draw(st.sampled_from(["1e400", "1E+999"]))
+            return big if value > 0 else "-" + big
+        if value == 0 and type(value) is int and draw(st.booleans()):
+            return "-0"
         if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
             whole = "-0" if math.copysign(1, value) < 0 and value == 0 else str(int(value))
             return draw(st.sampled_from([repr(value), whole + ".0", whole + ".00", whole + "E0"]))
@@ -183,11 +195,10 @@ class Style:
             lead = self.comment(pad) or self.inline_comment()
             named = "" if key is None else json.dumps(key, ensure_ascii=self.draw(st.booleans())) + self.key_sep
             parts.append(lead + named + self.render(item, level + 1))
-        trailing = "," if self.jsonc and self.draw(st.integers(0, 5)) == 0 else ""
         if self.indent is None:
-            return opening + self.item_sep.join(parts) + trailing + closing
+            return opening + self.item_sep.join(parts) + closing
         inner = (",\n").join(pad + p for p in parts)
-        return f"{opening}\n{inner}{trailing}\n{self.indent * level}{closing}"
+        return f"{opening}\n{inner}\n{self.indent * level}{closing}"
 
 
 @st.composite
@@ -197,18 +208,17 @@ def user_file(draw: st.DrawFn, host: str) -> str:
     text += draw(st.sampled_from(["\n", "", "\n\n", "  \n"]))
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
-    if draw(st.integers(0, 5)) == 0:
-        text = "\ufeff" + text
+    if not jsonc_host(host) and draw(st.integers(0, 5)) == 0:
+        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI stops on it
+    host_reads(host, text)  # a file its host reads
     return text
 
 
 # ---- the oracle -------------------------------------------------------------------------------
 
 def host_parse(host: str, text: str) -> Any:
-    """The file as the host reads it: JSONC for Gemini, strict JSON (after a BOM) otherwise."""
-    if jsonc_host(host):
-        return jsonc.parse(text)
-    return json.loads(text.lstrip("\ufeff"))
+    """The file as the host reads it (ValueError where the host rejects it whole)."""
+    return host_reads(host, text)
 
 
 def units(host: str, text: str) -> list[tuple[str, ...]]:

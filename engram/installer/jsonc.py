@@ -160,19 +160,35 @@ def _check_depth(text: str, toks: list[Token]) -> None:
             depth -= 1
 
 
+class _NotJson(Exception):
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _not_json(literal: str) -> Any:
+    raise _NotJson(literal)
+
+
 def parse(text: str) -> Any:
-    """The JSON value of `text`, allowing // and /* */ comments and trailing commas. An object
-    that names a key twice raises DuplicateKey (JSON parsers silently keep one copy); one that
-    nests deeper than MAX_DEPTH raises TooDeep."""
+    """The JSON value of `text`, allowing // and /* */ comments and trailing commas (and one
+    byte order mark at the start). An object that names a key twice raises DuplicateKey (JSON
+    parsers silently keep one copy); one that nests deeper than MAX_DEPTH raises TooDeep.
+    `NaN`, `Infinity` and `-Infinity`, which Python's json module reads, are JsoncError: JSON
+    has no such values, and every host's parser (JSON.parse, serde_json) rejects the file."""
     cleaned = _cleaned(text)
     if not cleaned.strip():
         return None
     try:
-        return json.loads(cleaned, object_pairs_hook=_no_duplicates)
+        return json.loads(cleaned, object_pairs_hook=_no_duplicates, parse_constant=_not_json)
     except json.JSONDecodeError as exc:
         raise JsoncError(exc.msg, exc.lineno) from None
     except _Duplicate as dup:
         raise DuplicateKey(dup.key, _duplicate_line(text, dup.key)) from None
+    except _NotJson as bad:
+        where = next((t.start for t in tokens(text)
+                      if t.kind == "lit" and text[t.start:t.end] == bad.literal), 0)
+        raise JsoncError(f"JSON has no value {bad.literal}", _line(text, where)) from None
 
 
 @lru_cache(maxsize=4)
@@ -189,22 +205,30 @@ def _cleaned(text: str) -> str:
             for k in range(t.start, t.end):
                 if chars[k] != "\n":
                     chars[k] = " "
-    return "".join(chars).lstrip("\ufeff")
+    return "".join(chars).removeprefix("\ufeff")
 
 
 class NotStrict(JsoncError):
-    """A comment or trailing comma in a file its host reads as strict JSON."""
+    """What parse() accepts and the host's own parser rejects, with the whole file: a comment
+    or a trailing comma in strict JSON; a trailing comma or a byte order mark in JSON with
+    comments (Gemini CLI's strip-json-comments, then JSON.parse)."""
 
 
-def check_strict(text: str) -> None:
-    """Raise NotStrict at the first comment or trailing comma of `text` (which parse()
-    accepts): what a host that reads strict JSON rejects, with the whole file."""
+def check_syntax(text: str, with_comments: bool) -> None:
+    """Raise NotStrict at the first thing in `text` (which parse() accepts) that the host's
+    parser rejects: a trailing comma in any case; a comment when the host reads strict JSON
+    (`with_comments` False; one byte order mark at the start is skipped there, as Claude Code
+    skips it); a byte order mark when it reads JSON with comments (Gemini CLI does not skip
+    it)."""
     toks = tokens(text)
-    found = [(t.start, "a comment") for t in toks if t.kind == "comment"] + \
-        [(t.start, "a trailing comma") for t in _trailing_commas(text, toks)]
+    found = [(t.start, "a trailing comma") for t in _trailing_commas(text, toks)]
+    if with_comments:
+        found += [(0, "a byte order mark")] if text.startswith("\ufeff") else []
+    else:
+        found += [(t.start, "a comment") for t in toks if t.kind == "comment"]
     if found:
         start, what = min(found)
-        raise NotStrict(f"{what} (the host reads strict JSON)", _line(text, start))
+        raise NotStrict(what, _line(text, start))
 
 
 def comments(text: str) -> list[str]:

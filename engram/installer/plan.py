@@ -314,11 +314,21 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
 
 
 def not_strict(exc: JsoncError, host: Host) -> tuple[str, str]:
-    """What `link` and `doctor` both say of a comment or trailing comma in a file its host
-    reads as strict JSON."""
-    return (f"is not valid JSON to {host.display_name}: {exc}, so it ignores the whole file "
-            "and none of its hooks run",
+    """What `link` and `doctor` both say of what a file holds that its host's parser rejects
+    (jsonc.check_syntax)."""
+    if _with_comments(host):
+        return (f"is not valid to {host.display_name}: {exc}; it reads JSON with comments and "
+                "nothing more, so it rejects the whole file (Gemini CLI stops at start) and "
+                "none of its hooks run",
+                "remove the trailing commas and any byte order mark at the start (save as "
+                "UTF-8 without BOM), then run the command again")
+    return (f"is not valid JSON to {host.display_name}: {exc}; it reads strict JSON, so it "
+            "ignores the whole file and none of its hooks run",
             "remove the comments and trailing commas, then run the command again")
+
+
+def _with_comments(host: Host) -> bool:
+    return str(host.install.get("syntax", "json")) == "jsonc"
 
 
 def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
@@ -332,13 +342,12 @@ def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
 
 
 def load(host: Host, text: str | None) -> Any:
-    """The host's config text as engram reads it: JSON with comments and trailing commas
-    where the host's own parser takes them (`install.syntax: jsonc`, Gemini), strict JSON
-    elsewhere (Claude Code and Codex reject such a file whole: its hooks never run)."""
+    """The host's config text as engram reads it: JSON with comments where the host's own
+    parser takes them (`install.syntax: jsonc`, Gemini CLI), strict JSON elsewhere; never a
+    trailing comma (each host rejects such a file whole: its hooks never run)."""
     fmt = FORMATS[host.install["format"]]
-    if text is not None and host.install["format"] != "plugin" and \
-            host.install.get("syntax", "json") != "jsonc":
-        jsonc.check_strict(text)
+    if text is not None and host.install["format"] != "plugin":
+        jsonc.check_syntax(text, with_comments=_with_comments(host))
     return fmt.load(text)
 
 

@@ -22,10 +22,12 @@ context near the model's limit. See `test_memory_comes_back_after_compress`.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from typing import Iterator
 
 import pytest
+from installer_helpers import host_reads
 
 from .harness import (
     BODY,
@@ -413,3 +415,49 @@ def test_project_and_global_link_each_body_once(both_links: Conversation) -> Non
         problems += check_memory(c.requests(label), "alpha") + check_memory(c.requests(label), "overview")
     problems += check_memory(c.requests("third"), "beta")
     verdict(c, "project and --global link: each body once", problems)
+
+
+# Settings files Gemini CLI reads or stops on ("Please fix the configuration file(s)"): what
+# `installer_helpers.host_reads` (the unit tests' oracle) says of each must be what Gemini
+# does, and engram must link exactly those Gemini reads.
+SETTINGS_SAMPLES = {
+    "comments": '{\n  // mine "x"\n  "ui": {"hideTips": true} /* and // this */\n}\n',
+    "a large number": '{"ui": {"hideTips": true}, "x": 1e400}\n',
+    "a trailing comma": '{\n  "ui": {"hideTips": true},\n}\n',
+    "a trailing comma in a list": '{"ui": {"hideTips": true}, "x": [1,]}\n',
+    "a byte order mark": '\ufeff{"ui": {"hideTips": true}}\n',
+    "NaN": '{"ui": {"hideTips": true}, "x": NaN}\n',
+}
+
+
+def test_engram_links_exactly_the_settings_gemini_reads(version: str) -> None:
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        # Not trusted: Gemini loads the settings, then stops at the trust check (no model call).
+        env = {k: v for k, v in c.env.items() if k != "GEMINI_CLI_TRUST_WORKSPACE"}
+        settings = c.workspace / ".gemini" / "settings.json"
+        settings.parent.mkdir(exist_ok=True)
+        problems = []
+        for name, text in SETTINGS_SAMPLES.items():
+            settings.write_bytes(text.encode("utf-8"))
+            done = subprocess.run([str(c.binary), "-p", "hi"], cwd=c.workspace, env=env,
+                                  capture_output=True, text=True, timeout=120,
+                                  stdin=subprocess.DEVNULL)
+            said = done.stdout + done.stderr
+            rejected = "Please fix the configuration file" in said
+            if not rejected and "trusted directory" not in said:
+                problems.append(f"{name}: Gemini said neither: {said[-300:]!r}")
+                continue
+            try:
+                host_reads("gemini", text)
+                oracle = True
+            except ValueError:
+                oracle = False
+            linked = c.engram("link", "gemini", "--dry-run", check=False).returncode == 0
+            if oracle == rejected:
+                problems.append(f"{name}: Gemini {'rejects' if rejected else 'reads'} it, "
+                                "the unit tests' oracle says otherwise")
+            if linked == rejected:
+                problems.append(f"{name}: Gemini {'rejects' if rejected else 'reads'} it, "
+                                f"engram {'links' if linked else 'refuses'} it")
+        verdict(c, "engram links exactly the settings files Gemini reads", problems)
