@@ -464,3 +464,47 @@ def test_a_setting_saved_in_engrams_config_during_config_set_is_kept(
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert saved.get("load") == {"limit": 3}, "the editor's save was overwritten"
     assert saved["hooks"]["path_rules"] == "native"
+
+
+ODD_NAME = os.fsdecode(b"caf\xe9 dir\nnext")  # Latin-1, a space, a line break
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="APFS names are UTF-8 only")
+def test_a_folder_name_that_is_not_utf8_links_and_unlinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder named in Latin-1 (`café` from an old disk or archive: the byte 0xE9, which is
+    not UTF-8), with a space and a line break: link crashed (exit 3, "surrogates not allowed")
+    writing the path into the backup folder's note, for the project, `--local` and
+    `--global`. Every file now links, relinks with no change, upgrades, restores and unlinks
+    back to its bytes."""
+    root = tmp_path / ODD_NAME
+    home, workspace = root / "home", root / "proj"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".agents" / ".engram").mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    files = {workspace / ".claude" / "settings.json": '{"model": "x"}\n',
+             workspace / ".gemini" / "settings.json": '{\n  // mine\n  "model": "y"\n}\n',
+             home / ".claude" / "settings.json": '{"theme": "dark"}\n'}
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for args in (["link", "all"], ["link", "claude", "--local"], ["link", "claude", "--global"],
+                 ["link", "codex", "--global"], ["link", "opencode", "--global"]):
+        assert engram(*args, cwd=workspace) == 0, args
+    linked = {p: p.read_bytes() for p in files}
+    assert all(b"engram" in data for data in linked.values())
+    assert engram("link", "all", cwd=workspace) == 0
+    assert engram("upgrade", cwd=workspace) == 0
+    assert {p: p.read_bytes() for p in files} == linked
+    assert engram("restore", "claude", cwd=workspace) == 0
+    assert engram("restore", "claude", cwd=workspace) == 0
+    assert (workspace / ".claude" / "settings.json").read_bytes() == linked[
+        workspace / ".claude" / "settings.json"]
+    for args in (["unlink", "all"], ["unlink", "claude", "--local"],
+                 ["unlink", "claude", "--global"], ["unlink", "codex", "--global"],
+                 ["unlink", "opencode", "--global"]):
+        assert engram(*args, cwd=workspace) == 0, args
+    assert {p: p.read_text(encoding="utf-8") for p in files} == files
+    assert sorted(p.name for p in (workspace / ".claude").iterdir()) == ["settings.json"]
+    assert not (home / ".codex").exists() and not (home / ".config" / "opencode").exists()

@@ -190,7 +190,9 @@ def _stamp() -> str:
 def _folder(target: Path) -> Path:
     folder = backup_dir(target)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "source.txt").write_text(str(target) + "\n", encoding="utf-8")
+    # The path's own bytes: a folder name that is not UTF-8 (a Latin-1 `é` from an old disk)
+    # is a str with escaped bytes that no text encoding writes.
+    (folder / "source.txt").write_bytes(os.fsencode(target) + b"\n")
     return folder
 
 
