@@ -286,12 +286,36 @@ def test_codex_config_toml_is_read_where_python_has_no_tomllib(
     assert "UserPromptSubmit" in doctor_row(workspace, "codex")["own_entries"]
 
 
-def test_the_toml_reader_python_3_10_needs_is_declared_for_it_alone() -> None:
+# What Codex 0.171.0 reads in its config.toml and Python's tomllib (TOML 1.0, until Python
+# 3.15) does not: TOML 1.1's inline table over several lines with a trailing comma, and the
+# `\e` escape (checked with `codex mcp list`, which stops on a config.toml it cannot read).
+TOML_1_1 = ('model = "o4" # \\e: escape\nnotify_prefix = "\\e[1m"\n'
+            'hooks = {\n  UserPromptSubmit = [\n    { hooks = [ { type = "command", '
+            'command = "uvx engram hook codex" } ] },\n  ],\n}\n')
+
+
+def test_a_codex_config_toml_in_toml_1_1_counts_as_the_users_own(workspace: Path) -> None:
+    """engram read Codex's config.toml with tomllib, which knows TOML 1.0 only, and passed over
+    a file it could not read: a user's own engram entry there, in TOML 1.1 (which Codex
+    reads), went unseen, link added engram's beside it, and Codex ran the hook twice per
+    event; doctor said nothing."""
+    folder = workspace / ".codex"
+    folder.mkdir()
+    (folder / "config.toml").write_text(TOML_1_1)
+    assert engram("link", "codex", cwd=workspace) == 0
+    document = json.loads((folder / "hooks.json").read_text())
+    assert engram_handlers(document, "UserPromptSubmit", "codex") == []
+    assert engram_handlers(document, "SessionStart", "codex") != []
+    assert "UserPromptSubmit" in doctor_row(workspace, "codex")["own_entries"]
+    assert (folder / "config.toml").read_text() == TOML_1_1
+
+
+def test_the_toml_reader_is_declared_where_tomllib_reads_toml_1_0_only() -> None:
     from conftest import REPO
 
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert "requires-python = \">=3.10\"" in text
-    assert "\"tomli>=1.1; python_version < '3.11'\"" in text
+    assert "\"tomli>=2.4; python_version < '3.15'\"" in text
 
 
 @pytest.mark.parametrize("host, own_file, text", [

@@ -179,10 +179,13 @@ def event_matchers(host: Host) -> tuple[tuple[str, str], ...]:
 
 
 def _toml_reader() -> Any:
-    """Python's TOML reader: tomllib, or on Python 3.10 tomli (the library tomllib was made
-    from, the same interface), a dependency there alone. Imported only where a host reads
+    """A reader of TOML 1.1, which Codex reads (an inline table over several lines, with a
+    trailing comma; `\\e`): tomllib from Python 3.15, before it tomli (the library tomllib is
+    made from, the same interface; 1.1 since 2.4), a dependency there alone. tomllib before
+    3.15 reads 1.0 only: a user's engram entry in a file it cannot read would go unseen, and
+    link would add engram's beside it (the hook run twice). Imported only where a host reads
     TOML beside its hooks file (Codex), never by the hook."""
-    if sys.version_info >= (3, 11):
+    if sys.version_info >= (3, 15):
         import tomllib
 
         return tomllib
