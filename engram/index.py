@@ -17,7 +17,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from engram import paths
+from engram import index_rows, paths
 from engram.index_rows import (  # noqa: F401 - the layout, re-exported for readers
     C_ALWAYS,
     C_APPLIES,
@@ -535,11 +535,45 @@ def _is_fresh(meta: dict[str, Any], roots_sig: list[Any], found: list[Any],
         return False
     # Path, root, mtime and size of every file, in scan order, as the compiler stored them.
     paths, roots, mtimes, sizes = zip(*found, strict=True) if found else ((), (), (), ())
+    racy = meta.get("racy")
+    if racy:
+        stored = _racy_mtimes(racy, paths, mtimes, sizes)
+        if stored is None:
+            return False
+        mtimes = stored
     if meta.get("stat_sig") != stat_signature(paths, roots, mtimes, sizes):
         return False
     if any(os.access(path, os.R_OK) for path in meta.get("stat_retry") or ()):
         return False  # unreadable when compiled, readable now
     return [problem_tuple(p) for p in scan_problems] == meta.get("scan_problems")
+
+
+def _racy_mtimes(racy: dict[str, tuple[int, int, str]], paths: tuple[str, ...],
+                 mtimes: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The mtimes as the compiler stored them: SMUDGED for each file it read within its
+    stamp's tick (`index_rows.RACY_NS`) that still has the stat and the bytes it read then;
+    any other stat or content stays as found, and so fails the comparison. None when more than
+    RACY_SETTLE of them are old enough by now to be stored with their stamps (a refresh does)."""
+    import time
+
+    import xxhash
+
+    now = time.time_ns()
+    stored = list(mtimes)
+    settled = 0
+    for position, path in enumerate(paths):
+        known = racy.get(path)
+        if known is None or known[0] != mtimes[position] or known[1] != sizes[position]:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(_MAX_READ)
+        except OSError:
+            continue
+        if xxhash.xxh64_hexdigest(raw) == known[2]:
+            stored[position] = index_rows.SMUDGED
+            settled += abs(known[0] - now) > index_rows.RACY_NS
+    return None if settled > index_rows.RACY_SETTLE else tuple(stored)
 
 
 def _scan(roots: list[tuple[str, str]], follow: bool, allowed_parents: tuple[str, ...],
@@ -558,7 +592,7 @@ def check(db_or_path: Any, roots: list[tuple[str, str]], follow_symlinks: bool =
     """The freshness check alone: True when the stored index still describes every card file
     under `roots` (stat only; nothing is read or parsed)."""
     db = _open(db_or_path) if isinstance(db_or_path, str) else db_or_path
-    meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems"))
+    meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "racy", "scan_problems"))
     found, scan_problems = _scan(roots, follow_symlinks, allowed_parents)
     return _is_fresh(meta, roots_signature(roots, follow_symlinks), found, scan_problems)
 
@@ -661,11 +695,17 @@ FIRST_BUILD_MAX: Final = paths.env_int("ENGRAM_FIRST_BUILD_MAX", 2000)
 
 def _changed_count(meta: dict[str, Any], found: list[Any]) -> int:
     stats = meta.get("stat") or {}
+    # A file stored with no stamp (read within its tick) and the stat it had then is read
+    # again and, the same bytes, not parsed: no change to count (a checkout of many cards
+    # built at once is not rebuilt in the background when its stamps are stored).
+    racy = meta.get("racy") or {}
     changed = 0
     for entry in found:
         known = stats.get(entry.path)
-        if known is None or known[1] != entry.mtime_ns or known[2] != entry.size:
+        if known is None:
             changed += 1
+        elif known[1] != entry.mtime_ns or known[2] != entry.size:
+            changed += racy.get(entry.path, ())[:2] != (entry.mtime_ns, entry.size)
     return changed + max(len(stats) - len(found), 0)
 
 
@@ -706,8 +746,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     found, scan_problems = _scan(roots, follow, allowed_parents, folders)
     try:
         db = _opened.pop(path, None) or _open(path)
-        meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "scan_problems", "order",
-                               "always", "secret_slots", "folders"))
+        meta = read_meta(db, ("py", "roots", "stat_sig", "stat_retry", "racy", "scan_problems",
+                               "order", "always", "secret_slots", "folders"))
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
             raise  # load_or_build sets the file aside and builds afresh
@@ -753,8 +793,8 @@ def _load(path: str, roots: list[tuple[str, str]], follow: bool,
     try:
         _begin_write(db)
         # Another process may have refreshed while this one waited for the write lock.
-        meta = read_meta(db, ("py", "roots", "stat", "stat_sig", "stat_retry", "scan_problems",
-                               "avg_used"))
+        meta = read_meta(db, ("py", "roots", "stat", "stat_sig", "stat_retry", "racy",
+                               "scan_problems", "avg_used"))
         if not _is_fresh(meta, roots_sig, found, scan_problems):
             _make_private(path)
             index_compile.refresh(db, roots, follow, found, scan_problems, meta)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import marshal
 import os
+import time
 
-from engram import paths, postings
+from engram import index_rows, paths, postings
 from engram.fileio import read_bounded
 from engram.index_rows import (
     C_ALWAYS,
@@ -31,6 +32,18 @@ if TYPE_CHECKING:
 
     from engram.card import Card
     from engram.problems import Problem
+
+
+def _stored_mtime(entry: Any, digest: str, read_at: int,
+                  racy: dict[str, tuple[int, int, str]]) -> int:
+    """The mtime to store for `entry`, read at `read_at` (ns) or later: SMUDGED, noted in
+    `racy` with the file's real stat and the hash of the bytes read, when a save in the same
+    tick could still leave its stat unchanged (`index_rows.RACY_NS`)."""
+    if digest and abs(entry.mtime_ns - read_at) <= index_rows.RACY_NS:
+        racy[entry.path] = (entry.mtime_ns, entry.size, digest)
+        return index_rows.SMUDGED
+    mtime: int = entry.mtime_ns
+    return mtime
 
 
 # A first build of at least this many card files is parsed by a child process per core.
@@ -227,6 +240,8 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
     from engram import store
 
     gc.enable()  # parsing many cards is no short-lived hook's work (engram.hook_entry)
+    read_at = time.time_ns()  # before any file is read: a save after the read is later still
+    racy: dict[str, tuple[int, int, str]] = {}
 
     known = {path: (slot, mtime, size, root, retry) for path, (slot, mtime, size, root, retry)
              in (meta.get("stat") or {}).items()}
@@ -262,7 +277,8 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
                 stored = db.execute("SELECT hash FROM cards WHERE slot = ?", (old[0],)).fetchone()
                 if stored and stored[0] == store.content_hash(raw):
                     db.execute("UPDATE cards SET mtime = ?, size = ? WHERE slot = ?",
-                               (entry.mtime_ns, entry.size, old[0]))
+                               (_stored_mtime(entry, stored[0], read_at, racy), entry.size,
+                                old[0]))
                     continue
             is_card, unreadable, digest, terms, lengths, secret, *blobs = _prepare(entry, raw)
         slot = old[0] if old is not None else next_slot
@@ -275,7 +291,8 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         if is_card:
             added[slot] = terms
             added_lengths[slot] = lengths
-        pending.append((slot, entry.path, entry.root, entry.mtime_ns, entry.size, digest,
+        pending.append((slot, entry.path, entry.root,
+                        _stored_mtime(entry, digest, read_at, racy), entry.size, digest,
                         *blobs, int(secret), *lengths, postings.head_size(terms),
                         int(unreadable)))
     db.executemany("INSERT OR REPLACE INTO cards (slot, path, root, mtime, size, hash, card, row, "
@@ -304,11 +321,12 @@ def refresh(db: Any, roots: list[tuple[str, str]], follow: bool, found: list[Any
         if any(abs(c - u) > postings.AVG_DRIFT * u for c, u in zip(current, averages, strict=False)):
             averages = current
             postings.rebuild_postings(db, averages)
-    derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added))
+    derive(db, roots, follow, scan_problems, averages, retry, set(removed) | set(added), racy)
 
 
 def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: list[Problem],
-            averages: list[float], retry: set[str], changed_slots: set[int]) -> None:
+            averages: list[float], retry: set[str], changed_slots: set[int],
+            racy: dict[str, tuple[int, int, str]] | None = None) -> None:
     """Everything that depends on all cards at once: resolution, order, globs, tags, stats."""
     from engram import globs, store, synonyms, text
 
@@ -391,6 +409,7 @@ def derive(db: Any, roots: list[tuple[str, str]], follow: bool, scan_problems: l
                                    [known[1] for _, known in scanned],
                                    [known[2] for _, known in scanned]),
         "stat_retry": sorted(path for path, known in stat.items() if known[4]),
+        "racy": racy or {},
         "scan_problems": [problem_tuple(p) for p in scan_problems], "avg_used": averages,
         "order": order, "ids": ids,
         "always": [slot for slot in order if catalog[slot][0][C_ALWAYS]],

@@ -168,6 +168,22 @@ def roots_signature(roots: list[tuple[str, str]], follow: bool) -> list[Any]:
     return [list(r) for r in roots] + [["follow", str(follow)]]
 
 
+# A file system stamps a file no finer than its granularity (2 s on FAT, 1 s on HFS+ and ext3,
+# a clock tick on ext4, whose stamps come from a coarse clock): a card saved again, at the
+# same size, within the tick the compiler read it in keeps the mtime stored for it, and the
+# stat comparison alone would never see the edit (a session holding the old body would be
+# told `already loaded:` for good). So the compiler stores a file whose mtime is this close
+# to the time it read it with no mtime (SMUDGED), and keeps its real stat and content hash in
+# the meta's `racy`: the freshness check reads such a file again (a few microseconds) and
+# finds it changed when its bytes are not those. A refresh for any other reason stores the
+# stamps that are old enough by then; past RACY_SETTLE such files, the check asks for that
+# refresh itself. A stamp far ahead of the clock (the clock set back since) is not smudged:
+# no save can reach it before the clock does. Git's "racily clean" index entries, the same way.
+RACY_NS = 2 * 1_000_000_000
+RACY_SETTLE = 32
+SMUDGED = -1
+
+
 def stat_signature(paths: Sequence[str], roots: Sequence[str], mtimes: Sequence[int],
                    sizes: Sequence[int]) -> tuple[str, str, bytes]:
     """The card files' stats as three flat values, in scan order (roots in order, then paths

@@ -7,6 +7,7 @@ place) sends nothing again, and the card is listed as already loaded."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -183,6 +184,31 @@ def test_an_edit_an_unchecked_index_has_not_seen_is_not_listed_as_loaded(
     assert "release" not in already(edited) and sent_ids(edited) == ["release"]
     assert "on Thursdays. Bump" in edited
     again = ask()
+    assert "release" not in sent_ids(again) and "release" in already(again)
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_an_edit_in_the_same_timestamp_tick_is_not_listed_as_loaded(
+        ws: Path, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filesystem stamps files coarser than two saves can follow each other (2 s on FAT,
+    1 s on HFS+ and ext3, a clock tick on ext4): a card saved again, at the same size, in the
+    tick the index read it in keeps the mtime the index stored. The stat the freshness check
+    compares is then unchanged, yet a session holding the old body must get the new one, not
+    `already loaded:`. (The window is widened here so a loaded machine, slow between writing
+    the card and compiling it, cannot step out of it.)"""
+    from engram import index_rows
+
+    monkeypatch.setattr(index_rows, "RACY_NS", 60 * 10**9, raising=False)
+    card = ws / ".agents" / ".engram" / "release.md"
+    assert "release" in sent_ids(_prompt(host, ws))
+    before = card.stat()
+    card.write_text(RELEASE.replace("Tuesdays. Bump", "Thursdays Bump"))
+    os.utime(card, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same tick
+    assert card.stat().st_size == before.st_size
+    edited = _prompt(host, ws)
+    assert "release" not in already(edited) and sent_ids(edited) == ["release"]
+    assert "on Thursdays Bump" in edited
+    again = _prompt(host, ws)
     assert "release" not in sent_ids(again) and "release" in already(again)
 
 

@@ -132,6 +132,47 @@ def test_the_freshness_check_sees_any_one_stat_change_and_nothing_else(workspace
     assert not index.check(path, roots)
 
 
+def test_a_file_read_within_its_timestamp_tick_is_checked_by_its_bytes(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card file the compiler read within its mtime's tick (here every file: the window
+    widened to a minute) may be saved again with the same stat. Its bytes decide: the same
+    ones are fresh without a refresh or a parse, others (same size, same mtime) are stale.
+    Past the window, more than RACY_SETTLE such files are stored with their stamps by one
+    refresh, after which the stat alone decides again."""
+    from engram import index_rows
+
+    monkeypatch.setattr(index_rows, "RACY_NS", 60 * 10**9)
+    _populate(workspace)
+    _load(workspace)
+    loaded = workspace_module_load(workspace)
+    path, roots = index.workspace_index_path(loaded), index.roots_of(loaded)
+    racy = index_rows.read_meta(index._open(path), ("racy",))["racy"]
+    assert len(racy) == 3 + len(FILLER_WORDS)
+    parsed = _count_parses(monkeypatch)
+    assert index.check(path, roots)
+    alpha = workspace / MEM / "alpha.md"
+    stat, original = alpha.stat(), alpha.read_bytes()
+    alpha.write_bytes(original.replace(b"kites", b"kitez"))
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not index.check(path, roots)
+    alpha.write_bytes(original)
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert index.check(path, roots)
+    monkeypatch.setattr(index_rows, "RACY_NS", 0)  # every stamp is old enough now
+    monkeypatch.setattr(index_rows, "RACY_SETTLE", 1)
+    assert not index.check(path, roots)
+    # Storing stamps parses nothing: it is no change that sends a hook's refresh to the
+    # background, whatever the number of files.
+    monkeypatch.setattr(index, "BACKGROUND_MIN_CHANGES", 1)
+    backgrounded: list[object] = []
+    monkeypatch.setattr(index, "_refresh_in_background", lambda *args: backgrounded.append(args))
+    assert not index.load_or_build(loaded, defer=True).unchecked
+    assert backgrounded == []
+    assert parsed == []  # the bytes were read again, and found the same: nothing parsed
+    assert index_rows.read_meta(index._open(path), ("racy",))["racy"] == {}
+    assert index.check(path, roots)
+
+
 def test_removed_file_disappears_and_new_file_appears(workspace: Path) -> None:
     _populate(workspace)
     _load(workspace)

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from conftest import load_payload
@@ -68,7 +69,7 @@ GOLF = "golf rule 0: the user's own habits go everywhere."
 RUNS = {"claude": ("rule load between", "twice", "once"), "codex": ("twice", "once")}
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
          "evicted": 0, "restored": 0, "blocked": 0, "starts_twice": 0,
-         "rule_loads_between": 0}  # printed with -s
+         "rule_loads_between": 0, "same_tick": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), and past the age records are kept at all.
 CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
@@ -262,7 +263,8 @@ class ExactlyOnce(RuleBasedStateMachine):
             self._write(word)
 
     # The store changes, one rule drawing the kind of change.
-    CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3
+    CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3 \
+        + ("same_tick",) * 2
 
     @rule(kind=st.sampled_from(CHANGES), data=st.data())
     def store_change(self, kind: str, data: st.DataObject) -> None:
@@ -290,9 +292,9 @@ class ExactlyOnce(RuleBasedStateMachine):
         self._forget(word)
         self._write(word, in_place=in_place)
 
-    def _same_length(self, data: st.DataObject) -> None:
+    def _same_length(self, data: st.DataObject, word: str = "") -> None:
         """One character of the body changes: same size, possibly the same mtime tick."""
-        word = data.draw(st.sampled_from(sorted(self.cards)))
+        word = word or data.draw(st.sampled_from(sorted(self.cards)))
         body = self.cards[word]["body"]
         digit = next((i for i, c in enumerate(body) if c.isdigit()), None)
         if digit is None:
@@ -300,6 +302,25 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.cards[word]["body"] = body[:digit] + str((int(body[digit]) + 1) % 10) + body[digit + 1:]
         self._forget(word)
         self._write(word, in_place=True)
+
+    def _same_tick(self, data: st.DataObject) -> None:
+        """A same-length edit of a card whose current body a context holds, which the file
+        system stamps with the mtime the file had: both saves fell in one tick of its
+        timestamps (2 s on FAT, 1 s on HFS+ and ext3). The mtime is kept only for a file
+        saved less than a second ago, as such a file system could (the draws never depend on
+        the clock: hypothesis replays them)."""
+        held = sorted({word for holds in self.holds.values() for word, body in holds.items()
+                       if word in self.cards and body == self.cards[word]["body"]})
+        if not held:
+            self._same_length(data)
+            return
+        word = data.draw(st.sampled_from(held))
+        path = self.memory / f"{word}.md"
+        before = path.stat().st_mtime_ns
+        self._same_length(data, word)
+        if time.time_ns() - before < 1_000_000_000:
+            STATS["same_tick"] += 1
+            os.utime(path, ns=(before, before))
 
     def _rename(self, data: st.DataObject) -> None:
         """A rename changes the id (the file name is the id)."""
