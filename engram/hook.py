@@ -184,8 +184,10 @@ class HookCall:
         self.context_transcribed = bool(self.runtime.get("prompt_context_transcribed"))
         # Cards of files this host loads by itself (its rule folders, an imported CLAUDE.md
         # still in place) go to the other hosts only: the model must not read them twice.
+        from engram import native_loads
+
         self.native: tuple[tuple[str, ...], str] = (
-            tuple(self.runtime.get("loads_natively") or ()), workspace.location)
+            native_loads.patterns_of(host_def), workspace.location)
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
         self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)

@@ -54,7 +54,8 @@ def _may_match(patterns: tuple[str, ...], relative: str) -> bool:
     """False only when no include glob can match `relative` (a quick necessary condition)."""
     ends = _literals.get(patterns)
     if ends is None:
-        ends = _literals[patterns] = [_literal_ends(p) for p in patterns if not p.startswith("!")]
+        ends = _literals[patterns] = [_literal_ends(p) for p in _workspace_globs(patterns)
+                                      if not p.startswith("!")]
     return any(relative.startswith(head) and relative.endswith(tail) for head, tail in ends)
 
 
@@ -66,8 +67,9 @@ def _matchers(patterns: tuple[str, ...]) -> tuple[Any, Any]:
 
         from engram import globs  # only for a host whose cards routed: a few regexes
 
-        include = [globs.translate(p) for p in patterns if not p.startswith("!")]
-        exclude = [globs.translate(p[1:]) for p in patterns if p.startswith("!")]
+        workspace = _workspace_globs(patterns)
+        include = [globs.translate(p) for p in workspace if not p.startswith("!")]
+        exclude = [globs.translate(p[1:]) for p in workspace if p.startswith("!")]
         found = (re.compile("|".join(include)) if include else None,
                  re.compile("|".join(exclude)) if exclude else None)
         _compiled[patterns] = found
@@ -75,7 +77,21 @@ def _matchers(patterns: tuple[str, ...]) -> tuple[Any, Any]:
 
 
 def patterns_of(host_def: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple((host_def.get("runtime") or {}).get("loads_natively") or ())
+    """The host's `runtime.loads_natively` globs (workspace-relative), then the files it loads
+    from its own folder in every project (`runtime.loads_natively_user`: `~/.claude/CLAUDE.md`
+    or `$CLAUDE_CONFIG_DIR/CLAUDE.md`) as absolute paths, read where the host reads them now."""
+    runtime = host_def.get("runtime") or {}
+    patterns = tuple(runtime.get("loads_natively") or ())
+    names = runtime.get("loads_natively_user") or ()
+    folder = paths.host_folder(host_def.get("install") or {}) if names else ""
+    if not folder:
+        return patterns
+    return patterns + tuple(os.path.normpath(os.path.join(folder, str(name))) for name in names)
+
+
+def _workspace_globs(patterns: tuple[str, ...]) -> list[str]:
+    """The globs of files in the workspace (the absolute paths are the user's own files)."""
+    return [p for p in patterns if not os.path.isabs(p)]
 
 
 def matches(patterns: tuple[str, ...], relative: str) -> bool:
@@ -115,8 +131,8 @@ def _still_loaded(full: str) -> bool:
     return not is_pointer(full)
 
 
-def derived_sources(provenance: Any) -> list[str]:
-    """The workspace-relative files a card's `derived_from` names (`CLAUDE.md#testing`)."""
+def _named_sources(provenance: Any) -> list[str]:
+    """The files a card's `derived_from` names (`CLAUDE.md#testing`), as written."""
     value = None
     for pair in provenance or ():
         if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] == "derived_from":
@@ -126,9 +142,21 @@ def derived_sources(provenance: Any) -> list[str]:
     for item in values:
         if isinstance(item, str) and item.strip():
             source = item.split("#", 1)[0].strip().replace("\\", "/")
-            if source and not source.startswith("/") and "://" not in source:
-                out.append(os.path.normpath(source).replace("\\", "/"))
+            if source and "://" not in source:
+                out.append(source)
     return out
+
+
+def derived_sources(provenance: Any) -> list[str]:
+    """The workspace-relative files a card's `derived_from` names (`CLAUDE.md#testing`)."""
+    return [os.path.normpath(source).replace("\\", "/") for source in _named_sources(provenance)
+            if not source.startswith(("/", "~"))]
+
+
+def user_sources(provenance: Any) -> list[str]:
+    """The files outside the workspace a card's `derived_from` names (`~/.claude/CLAUDE.md`,
+    written by `engram import` of the user's own file)."""
+    return [source for source in _named_sources(provenance) if source.startswith(("/", "~/"))]
 
 
 def relative_to(location: str, path: str) -> str:
@@ -147,6 +175,10 @@ def native_file(patterns: tuple[str, ...], location: str, path: str, provenance:
     own = relative_to(location, path)
     if matches(patterns, own):
         return own
+    for source in user_sources(provenance):
+        full = os.path.normpath(os.path.expanduser(source))
+        if os.path.isabs(full) and full in patterns and _still_loaded(full):
+            return source
     for source in derived_sources(provenance):
         if matches(patterns, source):
             if _still_loaded(os.path.join(location, source)):

@@ -10,6 +10,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Mapping
 
 MEMORY_DIR_NAME = ".agents/.engram"
 WORKSPACE_CONFIG_NAME = ".agents/engram.json"
@@ -117,3 +118,17 @@ def lock_file_for(target: "str | os.PathLike[str]") -> str:
     real path, so no lock file of engram's is left beside a file in the user's repository."""
     real = os.path.realpath(os.fspath(target))
     return os.path.join(state_dir_str(), "locks", workspace_key(real) + ".lock")
+
+
+def host_folder(install: "Mapping[str, Any]") -> str:
+    """A host's own folder (`install.global_folder`: `~/.claude`, `~/.config/opencode`), or
+    where the user moved it with the host's own variable (`install.global_folder_env`:
+    `$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`, `$XDG_CONFIG_HOME/opencode`), as the host reads it; a
+    variable unset, empty or not an absolute path leaves the default. '' for a host without
+    one."""
+    name, _, rest = str(install.get("global_folder_env") or "").lstrip("$").partition("/")
+    value = os.path.expanduser(os.environ.get(name, "")) if name else ""
+    if value and os.path.isabs(value):  # never "/opencode" from an empty variable
+        return os.path.join(value, rest) if rest else value
+    folder = install.get("global_folder")
+    return os.path.expanduser(str(folder)) if folder else ""

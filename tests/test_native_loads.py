@@ -322,6 +322,9 @@ def test_literal_prefilter_never_hides_a_match(glob: str, relative: str) -> None
 
     from engram import globs
 
+    if glob.startswith("/"):  # an absolute entry is a file of the user's, no workspace glob
+        assert not native_loads.matches((glob,), relative)
+        return
     try:
         regex = re.compile(globs.translate(glob))
     except (globs.GlobError, re.error):
@@ -343,3 +346,54 @@ def test_literal_prefilter_rejects_a_card_under_the_memory_folder() -> None:
     patterns = native_loads.patterns_of(hosts.load_host("claude"))
     assert not native_loads._may_match(patterns, ".agents/.engram/release.md")
     assert native_loads._may_match(patterns, "docs/CLAUDE.md")
+
+
+@pytest.fixture
+def from_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace with the cards `engram import ~/.claude/CLAUDE.md` and
+    `engram import ~/.codex/AGENTS.md` made (no CLAUDE.md or AGENTS.md of the project's)."""
+    from engram.cli import run
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    home = Path.home()
+    root = make_workspace(tmp_path / "proj", cards={"overview": OVERVIEW})
+    for folder, name, text in ((".claude", "CLAUDE.md", "Deploy staging with `make ship`."),
+                               (".codex", "AGENTS.md", "Lint with `make vet` before a commit.")):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+        (home / folder / name).write_text(f"# Mine\n\n## Habits\n\n{text}\n", encoding="utf-8")
+        assert run(["import", str(home / folder / name), "--cwd", str(root)]) == 0
+    return root
+
+
+def test_a_card_of_the_users_own_claude_md_is_left_to_claude(from_home: Path) -> None:
+    """Claude Code loads `~/.claude/CLAUDE.md` in every project: a card imported from it went
+    to Claude's hook as well once the project had no CLAUDE.md of its own (the card named
+    `CLAUDE.md` as its source, which was taken for the project's), so the model read it
+    twice. The card names `~/.claude/CLAUDE.md`, which Claude's definition lists."""
+    assert "make ship" in (from_home / ".agents/.engram/outside-claude/habits.md").read_text(
+        encoding="utf-8")
+    start("claude", from_home)
+    assert "make ship" not in prompt("claude", from_home, "how do I deploy staging, make ship")
+    start("codex", from_home, session="s2")
+    assert "make ship" in prompt("codex", from_home, "how do I deploy staging, make ship",
+                                 session="s2")
+    # And the other way round: Codex loads ~/.codex/AGENTS.md itself, Claude does not.
+    start("claude", from_home, session="s3")
+    assert "make vet" in prompt("claude", from_home, "lint with make vet", session="s3")
+    start("codex", from_home, session="s4")
+    assert "make vet" not in prompt("codex", from_home, "lint with make vet", session="s4")
+
+
+def test_claude_gets_the_card_once_it_no_longer_loads_the_file(
+        from_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `CLAUDE_CONFIG_DIR` elsewhere Claude reads its CLAUDE.md there, not in ~/.claude;
+    with the file gone it reads none: either way the card is engram's to send."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
+    start("claude", from_home)
+    assert "make ship" in prompt("claude", from_home, "how do I deploy staging, make ship")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    (Path.home() / ".claude" / "CLAUDE.md").unlink()
+    start("claude", from_home, session="s5")
+    assert "make ship" in prompt("claude", from_home, "how do I deploy staging, make ship",
+                                 session="s5")

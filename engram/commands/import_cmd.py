@@ -105,6 +105,15 @@ def _keep(source: Path, data: bytes, candidate: Path) -> None:
 IGNORE_HEADER = "# engram: imported from files Git ignores, so kept out of Git like them\n"
 
 
+def _home_form(path: Path) -> str:
+    """`~/.claude/CLAUDE.md` for a file under the home folder, else the absolute path."""
+    home = os.path.expanduser("~")
+    try:
+        return "~/" + path.relative_to(home).as_posix() if os.path.isabs(home) else str(path)
+    except ValueError:
+        return str(path)
+
+
 def git_ignores(root: Path, relative: str) -> bool:
     """Does the workspace's Git ignore `relative`? False without Git or a repository."""
     return _git_not_ignored(root, [root / relative]) == []
@@ -293,7 +302,10 @@ def run(*, files: list[Path], cwd: Path, dry_run: bool, replace: bool, prompts: 
         # file of the same name, and are kept out of Git like a file Git ignores.
         stem = folder_name(relative) if inside else f"outside-{folder_name(relative)}"
         folder = memory / stem
-        cards = importer.plan(text, relative, _path_kind(root))
+        # The cards name their source as the hosts find it: a host that loads the user's own
+        # file in every project (`~/.claude/CLAUDE.md`) is never sent its cards again.
+        origin = relative if inside else _home_form(source)
+        cards = importer.plan(text, origin, _path_kind(root))
         if not cards:
             raise EngramError(f"{file}: nothing to import (the file is empty)")
         cards = _unique(cards, _existing_ids(root, folder), stem)
@@ -419,7 +431,11 @@ def _table(report: dict[str, Any], sample: bool) -> str:
     if report["replaced"]:
         lines.append(f"  REPLACED {report['file']} with a pointer; the original is in "
                      f"{report['replaced']}")
-    elif not report["dry_run"] and not report.get("outside"):
+    elif not report["dry_run"] and report.get("outside"):
+        lines.append(f"  {report['file']} is untouched: a host that loads it in every project "
+                     "still loads it whole and gets none of these cards from engram (the other "
+                     "hosts get them routed)")
+    elif not report["dry_run"]:
         lines.append(f"  {report['file']} is untouched: the hosts that load it still load it "
                      "whole and get none of these cards from engram (the other hosts get them "
                      f"routed). Review the cards, then `engram import {report['file']} --replace` "

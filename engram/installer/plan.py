@@ -92,16 +92,10 @@ def scope_flag(global_scope: bool, local: bool) -> str:
 
 
 def host_folder(host: Host) -> Path:
-    """The host's own folder (`install.global_folder`: `~/.claude`, `~/.config/opencode`):
-    what a --global link may write in. A user who moved it with the host's own variable
-    (`install.global_folder_env`: `$CLAUDE_CONFIG_DIR`, `$CODEX_HOME`,
-    `$XDG_CONFIG_HOME/opencode`) has it there, as the host reads it; a variable unset, empty
-    or not an absolute path leaves the default."""
-    name, _, rest = str(host.install.get("global_folder_env") or "").lstrip("$").partition("/")
-    value = os.path.expanduser(os.environ.get(name, "")) if name else ""
-    if value and os.path.isabs(value):  # never "/opencode" from an empty variable
-        return Path(value, rest) if rest else Path(value)
-    return Path(os.path.expanduser(str(host.install["global_folder"])))
+    """The host's own folder: what a --global link may write in (`paths.host_folder`)."""
+    from engram import paths
+
+    return Path(paths.host_folder(host.install))
 
 
 def place_for(host: Host, global_scope: bool, project_root: Path, follow: bool) -> Place:
