@@ -621,6 +621,117 @@ def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
 
 _WRAP_CHARS: Final = 300
 
+# A line that a value may have been cut at the end of: it, the lines just before it (which
+# may name the value: `- name: DB_PASSWORD` / `value: ...`, `machine ...` / `password ...`) or
+# the next one hold a word or form that introduces a secret, and it ends inside a word or
+# after one space (not at a key's `:` or code's `,;{}[]()`).
+_VALUE_CONTEXT: Final = re.compile(
+    r"(?i)key|token|secret|pass|pwd|auth|bearer|basic|://|sig=|\s-[pua]|--value|securestring")
+_CUT_LINE_END: Final = re.compile(r"[^\s:,;{}\[\]()][ \t]{0,2}\r?\n[ \t>]{0,40}(?=\S)")
+_CONTEXT_LINES: Final = 3
+_FIRST_WORD: Final = re.compile(r"\S{1,300}")
+_WORD_MARKS: Final = "\"'`*_()[]{}<>:,.;!?"
+# The next line opening a statement of its own (`DB_HOST=db`, `host: db`), not the rest of a
+# value cut at the line before (whose `=` is base64's padding).
+_OWN_STATEMENT: Final = re.compile(
+    r"[-*$@\"' \t]{0,3}([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?[ \t]{0,4}[:=](?!//)")
+# Nor is a line that closes a bracket or goes on with a comment.
+_NOT_GOING_ON: Final = ("}", ")", "]", "# ", "// ", "```", "**", "|")
+# A Markdown list item, heading, quote or tag opening the next line.
+_NEW_BLOCK: Final = re.compile(r"(?:[-*+>]|[0-9]{1,3}[.)]|#{1,6})[ \t]|</?[A-Za-z!]")
+# Kinds whose shape says nothing of randomness: a value joined from lines must look generated.
+_GENERIC_KINDS: Final = frozenset({"assigned-secret", "url-password", "basic-auth"})
+
+
+def _wrapped_values(text: str) -> Iterator[tuple[str, int, int]]:
+    """A value cut by line breaks after the name or form that says it is a secret (a
+    `--password` value, a `clientSecret` string, a `Bearer` token, cut after a few characters):
+    the line and the few before it read joined to the lines that go on with it (fragments
+    without spaces or inside an open quote, then one more line), when a secret found there
+    starts before the first cut and runs past it. The most lines that give one win, so a key
+    wrapped over many is found whole and a value is not run into the next line's words."""
+    for cut in _CUT_LINE_END.finditer(text):
+        line_end = cut.start() + 1
+        while text[line_end] in " \t":
+            line_end += 1
+        line_start = text.rfind("\n", 0, line_end) + 1
+        if not _may_be_cut(text, line_start, line_end, cut.end()):
+            continue
+        window_start = line_start
+        for _ in range(_CONTEXT_LINES):
+            if window_start == 0 or line_end - window_start > 400:
+                break
+            window_start = text.rfind("\n", 0, window_start - 1) + 1
+        next_end = text.find("\n", cut.end())
+        if _VALUE_CONTEXT.search(text, max(window_start, line_end - 480), line_end) is None and \
+                _VALUE_CONTEXT.search(text, cut.end(), len(text) if next_end < 0 else next_end) is None:
+            continue
+        head = text[window_start:line_end]
+        # Each longer join, with where each piece starts (in `joined`, in `text`).
+        chains: list[tuple[str, list[tuple[int, int]]]] = []
+        joined, pieces, position = head, [(0, window_start)], cut.end()
+        for _ in range(_WRAP_LINES):
+            end = text.find("\n", position)
+            end = len(text) if end < 0 else end
+            line = text[position:end].rstrip("\r")
+            pieces = [*pieces, (len(joined), position)]
+            joined += line
+            chains.append((joined, pieces))
+            gap = _NEXT_LINE.match(text, end) if end < len(text) else None
+            if gap is None or len(joined) - len(head) > _WRAP_CHARS or any(
+                    c.isspace() for c in line) and text.count('"', line_start, end) % 2 == 0:
+                break  # a line with spaces ends the value, unless a quote it is in is open
+            position = gap.end()
+        found = next((hit for chain in reversed(chains) for hit in [_spanning(chain, len(head))]
+                      if hit is not None), None)
+        if found is not None:
+            kind, start, end = found
+            yield kind, window_start + start, end
+
+
+def _may_be_cut(text: str, line_start: int, line_end: int, next_start: int) -> bool:
+    """Could the line break between `line_end` and `next_start` cut a value? The next line
+    must not open a statement, a list item, a block or a tag of its own, close a bracket or
+    go on with a comment; and unless the cut is inside an open quote (a passphrase of words),
+    it must not start with a whole word (hard-wrapped prose does at every line, a random
+    fragment of 4 letters or more almost never) and the word it goes through must look
+    generated."""
+    if text.startswith(_NOT_GOING_ON, next_start) or _NEW_BLOCK.match(text, next_start):
+        return False
+    first = _FIRST_WORD.match(text, next_start)
+    own = _OWN_STATEMENT.match(text, next_start)
+    if first is None or own is not None and (
+            own.group(1).isupper() or own.group(1).islower() or is_wordy(own.group(1))):
+        return False
+    if text.count('"', line_start, line_end) % 2:
+        return True
+    start = first.group(0).rstrip(_WORD_MARKS)
+    if len(start) >= 4 and start.isalpha() and (start.islower() or start.istitle() or start.isupper()):
+        return False
+    ending = text[max(line_start, line_end - 300):line_end].rstrip(" \t")
+    word = (ending[max(ending.rfind(" "), ending.rfind("\t")) + 1:] + first.group(0)).strip(_WORD_MARKS)
+    return len(word) >= 8 and (_classes(word) >= 3 or any(c.isdigit() for c in word) and (
+        _classes(word) >= 2) or len(word) >= 16 and not is_wordy(word))
+
+
+def _spanning(chain: tuple[str, list[tuple[int, int]]], cut: int) -> tuple[str, int, int] | None:
+    """The first secret in a joined text that starts before `cut` and runs past it: its kind,
+    its start in the joined text and its end in the original one."""
+    joined, pieces = chain
+    for kind, start, end in _scan_plain(joined):
+        if not start < cut < end:
+            continue
+        value, before = joined[start:end], joined[start:cut].rstrip()
+        if kind in _GENERIC_KINDS and not (
+                _classes(value) >= 3 or _classes(value) >= 2 and len(value) >= 16):
+            continue
+        if len(before) >= 6 and is_wordy(before) and all(
+                len(piece) >= 3 for piece in _CAMEL.sub(" ", before.strip("!?_-")).split()):
+            continue  # a whole word (`String!`, `chatbotToken`) ends the line: no value cut
+        base, origin = next((b, o) for b, o in reversed(pieces) if b < end)
+        return kind, start, origin + end - base
+    return None
+
 
 def _wrapped_end(text: str, joined: str, kind: str, end: int) -> int:
     """Where a token found across a line break ends: while it runs to the end of the joined
@@ -859,6 +970,7 @@ def _scan(text: str) -> Iterator[tuple[str, int, int]]:
     yield from _encoded_secrets(text)
     if "\n" in text:
         yield from _wrapped_tokens(text)
+        yield from _wrapped_values(text)
 
 
 def _scan_plain(text: str) -> Iterator[tuple[str, int, int]]:

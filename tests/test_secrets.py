@@ -276,3 +276,42 @@ def test_escapes_and_references_that_hide_no_secret_are_left_alone() -> None:
     text = ("| a \\| b | `r\"foo\\.bar\"` | &notanentity; &#0; &#x110000; &amp; &lt;token&gt; |\n"
             "password: &lt;your password&gt;\nDB\\_PASSWORD=\\<secret\\>\n")
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("line", [
+    "docker login --username deploy --password {} registry.example.com",
+    "export DB_PASSWORD={}",
+    '  "clientSecret": "{}",',
+    'curl -H "Authorization: Bearer {}" https://api.example.com',
+    "DATABASE_URL=postgres://admin:{}@db.internal:5432/app",
+    "env:\n  - name: DB_PASSWORD\n    value: \"{}\"",
+    "database:\n  password:\n    {}\n  host: db.internal",
+    "machine api.example.com\n  login deploy\n  password {}",
+    "FROM python:3.12\nENV API_TOKEN {}\nRUN make",
+    '{{"Parameter": {{"Name": "/prod/app/db", "Type": "SecureString", "Value": "{}", "Version": 3}}}}',
+    'password: "{}"',
+])
+@pytest.mark.parametrize("first", [1, 3, 9])
+@pytest.mark.parametrize("width", [16, 64])
+def test_a_value_cut_over_lines_after_its_name_is_found(line: str, first: int, width: int) -> None:
+    """A value the line names as a secret, cut by line breaks (a wrapper fills the line it is
+    on, then cuts at its width): the model reads the lines joined, so no piece may survive."""
+    value = "correct horse battery staple" if line.startswith("password:") else \
+        "q9#a0oCyPK1B4DxW7mZ2kR8vT5nL" if "PASSWORD" in line.upper() else "q9Ka0oCyPK1B4DxW7mZ2kR8vT5nL"
+    cuts = [first, *range(first + width, len(value), width)]
+    pieces = [value[a:b] for a, b in zip([0, *cuts], [*cuts, len(value)], strict=True)]
+    text = line.format("\n".join(pieces))
+    redacted = redact(text)
+    assert [piece for piece in pieces if len(piece) >= 6 and piece in redacted] == [], redacted
+
+
+def test_hard_wrapped_prose_and_code_next_to_secret_words_is_left_alone() -> None:
+    """Lines joined across a break must not make a secret of prose or code around a secret's
+    name: a type, a variable, a list, a statement of its own on the next line."""
+    text = ("mutation AuthenticateWithEmail(\n  $email: String!\n  $password: String!\n"
+            "  $verificationCode: String\n) {\n"
+            "const line = new DirectLine({\n      token: chatbotToken\n    });\n"
+            "Keep the API token in the vault and rotate it\nevery 90 days; the password\n"
+            "policy is enforced by the gateway.\nAPI_KEY=\n"
+            "- set `API_KEY`\n- then run `make deploy`\n")
+    assert find_secrets(text) == []

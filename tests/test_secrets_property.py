@@ -3,17 +3,20 @@ kind the detector claims (`tests/secret_corpus.py`, each kind in the line it wou
 random parts drawn anew), or a password of any class and length in every form that says what
 it is (`mysql -p`, `sshpass -p`, `--password`, `PGPASSWORD=`, `.pgpass`, `.netrc`, `.my.cnf`,
 a URL), disguises it the ways a reader still reads through (look-alike letters of any script,
-invisible characters, fullwidth forms, combining accents, a line break or three, JSON escapes),
+invisible characters, fullwidth forms, combining accents, a line break or three, JSON escapes,
+Markdown's backslash escapes, HTML character references),
 and plants it in a channel: the detector's redaction, `observe`'s sanitizer, a card's hook
 answer, a prompt, `route`, `show`, `lint`, `doctor`, a transcript's trace and inbox note.
 
-The oracle reads each output the way a person would (escapes decoded, NFKC, invisible
+The oracle reads each output the way a person would (escapes and references decoded, NFKC, invisible
 characters and accents dropped, look-alikes read as ASCII, line breaks joined) and fails when
 any 8 characters in a row of the secret (the whole of a shorter one, as a word) are still
 there. `ENGRAM_SECRET_EXAMPLES=N` explores further."""
 
 from __future__ import annotations
 
+import html
+import html.entities
 import json
 import os
 import re
@@ -38,9 +41,10 @@ SHORTEST = 8  # a run of the secret this long, still readable in an output, is a
 # encoded blob is the corpus test's business: disguising it letter by letter means nothing).
 _KINDS = [kind for kind, text, secret in corpus(seed=1)
           if secret and "\n" not in secret and secret in text and len(secret) >= 12
-          and secret.isascii() and not re.search(r"(?i)base64|hex|percent|wrapped|encoded|b64", kind)
+          and secret.isascii()
+          and not re.search(r"(?i)base64|hex|percent|wrapped|encoded|b64|markdown|html", kind)
           and kind not in ("putty-private-key", "key-wrapped-over-three-lines",
-                           "json-unicode-escaped-token")]
+                           "json-unicode-escaped-token", "kube-client-key-data-4096")]
 
 # Lookalikes per ASCII character, from the table the detector folds (what a reader reads as
 # the ASCII letter; the oracle reads them back through the same table).
@@ -51,17 +55,24 @@ _READ = {ord(a): b for a, b in zip(secrets._LOOKALIKE_FROM, secrets._LOOKALIKE_T
 INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u034f", "\u180b",
              "\u180e", "\u2064", "\ufe0f", "\U000e0041", "\U0001d173", "\u17b4", "\u115f"]
 BREAKS = ["\n", "\r\n", "\n    ", "\u2028", "\n  > "]
+# A named HTML character reference for each ASCII character that has one (`&lowbar;`).
+_NAMED = {value: name for name, value in sorted(html.entities.html5.items(), reverse=True)
+          if len(value) == 1 and value.isascii() and name.endswith(";")}
 
 
 def _read(text: str) -> str:
-    """An output as a person reads it: escapes decoded, NFKC, format characters and marks
-    dropped, look-alikes read as ASCII."""
+    """An output as a person (or a model reading Markdown) reads it: escapes decoded (JSON's,
+    Markdown's backslash before punctuation, HTML character references), NFKC, format
+    characters and marks dropped, look-alikes read as ASCII."""
+    text = html.unescape(text)
     text = re.sub(r"\\u([0-9a-fA-F]{4})\\u([0-9a-fA-F]{4})", lambda m: (
         chr(int(m.group(1), 16)) + chr(int(m.group(2), 16))).encode("utf-16", "surrogatepass")
         .decode("utf-16", "replace"), text)
     text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
     text = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
     text = text.replace("\\/", "/")
+    for _level in range(2):  # Markdown in a JSON string: `ghp\\_`
+        text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
     text = "".join(c for c in unicodedata.normalize("NFKD", text)
                    if unicodedata.category(c) not in ("Cf", "Mn", "Me")
                    and not "\U000e0000" <= c <= "\U000e01ef" and c not in "\u115f\u1160\u3164\uffa0")
@@ -114,7 +125,7 @@ def disguised(draw: st.DrawFn, secret: str) -> str:
     """`secret` as a reader still reads it: some of its characters drawn like others, or split
     by invisible characters, or cut over lines, or JSON-escaped."""
     how = draw(st.sampled_from(["plain", "lookalike", "invisible", "fullwidth", "accent",
-                                "wrapped", "json", "mixed"]))
+                                "wrapped", "json", "mixed", "markdown", "html"]))
     chars = list(secret)
     positions = draw(st.lists(st.integers(0, len(chars) - 1), min_size=1, max_size=4, unique=True))
     if how in ("lookalike", "mixed"):
@@ -135,6 +146,16 @@ def disguised(draw: st.DrawFn, secret: str) -> str:
         for i in positions:
             if chars[i].isascii():
                 chars[i] = f"\\u{ord(chars[i]):04x}"
+    if how == "markdown":
+        # A converter's escape of every punctuation character inside a word (`ghp\\_`).
+        chars = ["\\" + c if i and i + 1 < len(secret) and not c.isalnum() and c.isascii()
+                 and secret[i - 1].isalnum() and secret[i + 1].isalnum() else c
+                 for i, c in enumerate(chars)]
+    if how == "html":
+        for i in positions:
+            named = _NAMED.get(chars[i])
+            chars[i] = draw(st.sampled_from([f"&#{ord(chars[i])};", f"&#x{ord(chars[i]):X};",
+                                             *([f"&{named}"] if named else [])]))
     text = "".join(chars)
     if how == "wrapped" and len(secret) >= 20:
         # A wrapper fills the line it is on (any length), then cuts at its width (16 or more).
