@@ -71,17 +71,90 @@ def _update(path: Path, scope: str, change: Callable[[dict[str, Any]], bool]) ->
             except OSError:
                 before = None  # read_file says what is wrong with it
             flat = config.read_file(path)
+            old = dict(flat)
             if not change(flat):
                 return False
             from engram.installer.filedance import Changed
 
             try:
-                _write(path, scope, config.render(flat), before)
+                _write(path, scope, _edited(before, old, flat), before)
             except Changed:
                 continue
             return True
     raise EngramError(f"{path} kept changing while engram tried to update it",
                       "close the program that is writing it and run the command again")
+
+
+class _Rewrite(Exception):
+    """A layout the in-place edit does not handle: the file is written from its settings."""
+
+
+def _edited(before: bytes | None, old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The file's new text: the settings that changed from `old` to `new` (flat, dotted) are
+    edited in place, as engram edits a host's file (jsonc.patch), and every other byte stays:
+    the user's own keys (`"team": {}`, a dotted `"my.note"`), their order, indentation and
+    layout. A new or blank file, or one laid out in a way the edit cannot follow (a setting
+    written both flat and nested), is written from its settings, sorted."""
+    text = before.decode("utf-8") if before is not None else ""
+    if not text.strip():
+        return config.render(new)
+    import copy
+    import json
+
+    from engram.installer import jsonc
+
+    try:
+        document = json.loads(text)
+        wanted = copy.deepcopy(document)
+        for key in old.keys() | new.keys():
+            if key not in new or key not in old or not _same(old[key], new[key]):
+                _put(wanted, key, new.get(key, _ABSENT))
+        if not _same(config.flatten(wanted), new):
+            raise _Rewrite()
+        edited = jsonc.patch(text, document, wanted)
+        if not _same(jsonc.parse(edited), wanted):
+            raise _Rewrite()
+    except (_Rewrite, ValueError, TypeError, RecursionError):
+        return config.render(new)
+    return edited
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON, 1 and true and 1.0 apart."""
+    import json
+
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _put(document: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set the setting `dotted` in `document` where the file holds it (a flat dotted key, or
+    nested objects, made as needed), or remove it (`_ABSENT`) with the objects it leaves
+    empty."""
+    if dotted in document:
+        if value is _ABSENT:
+            del document[dotted]
+        else:
+            document[dotted] = value
+        return
+    *parents, leaf = dotted.split(".")
+    trail = [document]
+    for part in parents:
+        child = trail[-1].get(part, _ABSENT)
+        if child is _ABSENT:
+            if value is _ABSENT:
+                return
+            child = trail[-1][part] = {}
+        if not isinstance(child, dict):
+            raise _Rewrite()
+        trail.append(child)
+    if value is not _ABSENT:
+        trail[-1][leaf] = value
+        return
+    trail[-1].pop(leaf, None)
+    for node, part in zip(reversed(trail[:-1]), reversed(parents), strict=True):
+        if node[part]:
+            break
+        del node[part]  # emptied by this removal (an object the user left empty stays)
 
 
 def _write(path: Path, scope: str, text: str, before: bytes | None) -> None:
