@@ -65,7 +65,8 @@ def empty_document() -> dict[str, Any]:
 
 def new_entry(host: str, cwd: str, session: str, agent: str, now: float) -> dict[str, Any]:
     return {"host": host, "cwd": cwd, "session": session, "agent": agent, "delivered": [],
-            "last_routed": [], "start_done": False, "created": now, "updated": now}
+            "last_routed": [], "start_done": False, "created": now, "updated": now,
+            "view_keys": True}
 
 
 def entry_for(document: dict[str, Any], key: str, host: str, cwd: str, session: str,
@@ -355,6 +356,7 @@ def is_valid(document: Any) -> bool:
                        for name in ("slot", "resume_drops")) \
                 or ("reset_at" in entry and not _is_number(entry["reset_at"])) \
                 or ("reset_by" in entry and not isinstance(entry["reset_by"], str)) \
+                or ("view_keys" in entry and not isinstance(entry["view_keys"], bool)) \
                 or ("unconfirmed" in entry and not _is_held_answer(entry["unconfirmed"])) \
                 or ("unconfirmed_tools" in entry and not _are_held_tool_answers(entry["unconfirmed_tools"])):
             return False

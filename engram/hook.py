@@ -114,6 +114,39 @@ def _current(index: CompiledIndex, routed: list[delta.Routed],
     return send, found
 
 
+def _name_views(index: CompiledIndex, entry: dict[str, Any]) -> None:
+    """Rename the keys of a record an older engram wrote after what the model reads. Such a
+    record keys a card by the hash of its file's bytes (`id@file hash`): that key counts while
+    the file is unchanged, but after an edit of what the model never reads (a tag, `priority`)
+    it counts for nothing, and the card the session holds would be sent again. Each key naming
+    the content the index holds for its id becomes `id@view hash`, in every list of keys the
+    record keeps (so a drop or a resume still finds what it names); once per record
+    (`view_keys`, which every record the hook makes carries). A key of content the index no
+    longer holds stays as it is."""
+    lists = [entry.get("delivered"), entry.get("resume_drops"),
+             (entry.get("unconfirmed") or {}).get("keys")]
+    lists += [held.get("keys") for held in entry.get("unconfirmed_tools") or ()]
+    renamed: dict[str, str] = {}
+    for keys in lists:
+        for key in keys or ():
+            card_id, _, digest = key.partition("@")
+            slot = index.slot_of(card_id)
+            if key in renamed or slot is None:
+                continue
+            try:
+                row = index.row(slot)
+            except KeyError:
+                continue
+            if row.hash == digest and row.view != digest:
+                renamed[key] = f"{card_id}@{row.view}"
+    if renamed:
+        entry["delivered"] = sorted({renamed.get(key, key) for key in entry["delivered"]})
+        for keys in lists[1:]:
+            if keys:
+                keys[:] = list(dict.fromkeys(renamed.get(key, key) for key in keys))
+    entry["view_keys"] = True
+
+
 def _held_by_id(delivered: Iterable[str]) -> dict[str, set[str]]:
     """The keys a record holds, by card id (a record keeps one key per id; one written
     before the key named what the model reads may hold the file's key)."""
@@ -301,6 +334,8 @@ class HookCall:
         event = self.event
         entry = delivery.entry_for(document, event.cache_key(self.workspace.location), event.host,
                                    self.workspace.location, event.session, event.agent, now)
+        if not entry.get("view_keys") and not self.index.building:
+            _name_views(self.index, entry)
         if event.resets and event.kind == "start" and self.spec.get("same_payload_once") \
                 and self._start_seen(entry):
             # The same start again, moments later: a second engram entry for the event (a

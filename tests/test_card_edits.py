@@ -127,6 +127,77 @@ def test_a_record_written_before_keys_named_what_the_model_reads_still_counts(ws
     assert "release" not in sent_ids(again) and "release" in already(again)
 
 
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_a_record_written_before_keys_named_what_the_model_reads_outlives_an_unseen_edit(
+        tmp_path: Path, host: str) -> None:
+    """engram upgraded mid-session: the session's record holds the keys an older engram wrote
+    (the hash of each card file's bytes). After the session's next call, an edit of what the
+    model never reads (a tag) sends nothing again, neither a card a prompt routes nor an
+    always card: the record names what the model holds, not a file that has changed since."""
+    import xxhash
+
+    ws = make_workspace(tmp_path / "proj", cards={"release": RELEASE, "overview": OVERVIEW})
+    memory = ws / ".agents" / ".engram"
+    start = context(hook.handle(host, json.dumps(payload(
+        host, HOSTS[host][1], ws, session_id="s1", source="startup")).encode()))
+    first = _prompt(host, ws)
+    assert sorted(sent_ids(start) + sent_ids(first)) == ["overview", "release"]
+    cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+    document = json.loads(cache.read_text())
+    (entry,) = document["entries"].values()
+    entry["delivered"] = [f"{name}@{xxhash.xxh64_hexdigest((memory / f'{name}.md').read_bytes())}"
+                          for name in ("overview", "release")]
+    for name in ("unconfirmed", "view_keys"):  # fields the older engram did not write
+        entry.pop(name, None)
+    cache.write_text(json.dumps(document))
+    name = HOSTS[host][0]
+    other = context(hook.handle(host, json.dumps(payload(
+        host, name, ws, prompt="how do we name branches?", session_id="s1")).encode()))
+    assert sent_ids(other) == []
+    (memory / "release.md").write_text(RELEASE.replace("tags: [release, deploy]",
+                                                       "tags: [release, deploy, shipping]"))
+    (memory / "overview.md").write_text(OVERVIEW.replace("priority: 90",
+                                                         "priority: 90\ntags: [payments]"))
+    again = _prompt(host, ws)
+    assert sent_ids(again) == [] and "release" in already(again)
+
+
+def test_an_older_records_keys_are_renamed_in_every_list_that_names_them(tmp_path: Path) -> None:
+    """An older engram's record of a card Claude's legacy PreToolUse sent (a resumed history
+    drops it): its keys are renamed in the list of what a resume drops too, so after the
+    rename a resume still takes the card out of the record and a prompt sends it again,
+    rather than listing a card the resumed model no longer has."""
+    import xxhash
+
+    ws = make_workspace(tmp_path / "proj")
+    memory = ws / ".agents" / ".engram"
+    touched = context(hook.handle("claude", json.dumps(payload(
+        "claude", "PreToolUse.json", ws, session_id="s1", tool_name="Read",
+        tool_input={"file_path": str(ws / "db" / "migrations" / "1.sql")})).encode()))
+    assert "migrations" in sent_ids(touched)
+    cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+    document = json.loads(cache.read_text())
+    (entry,) = document["entries"].values()
+
+    def by_file(keys: list[str]) -> list[str]:
+        return [f"{key.split('@')[0]}@"
+                f"{xxhash.xxh64_hexdigest((memory / (key.split('@')[0] + '.md')).read_bytes())}"
+                for key in keys]
+
+    entry["delivered"], entry["resume_drops"] = by_file(entry["delivered"]), \
+        by_file(entry["resume_drops"])
+    entry.pop("view_keys", None)
+    cache.write_text(json.dumps(document))
+    hook.handle("claude", json.dumps(payload("claude", "UserPromptSubmit.json", ws,
+                                             prompt="hello", session_id="s1")).encode())
+    hook.handle("claude", json.dumps(payload("claude", "SessionStart.json", ws, session_id="s1",
+                                             source="resume")).encode())
+    again = context(hook.handle("claude", json.dumps(payload(
+        "claude", "UserPromptSubmit.json", ws, prompt="how do we write database migrations?",
+        session_id="s1")).encode()))
+    assert sent_ids(again).count("migrations") == 1
+
+
 @pytest.mark.parametrize("defer", [False, True])
 def test_a_token_planted_where_the_model_does_not_read_is_still_a_secret(
         ws: Path, defer: bool, monkeypatch: pytest.MonkeyPatch) -> None:

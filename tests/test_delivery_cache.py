@@ -110,14 +110,14 @@ def test_a_cache_the_hooks_wrote_validates_against_schema(tmp_path: Path,
     cache = tmp_path / "state" / "delivery" / f"{paths.workspace_key(str(ws.resolve()))}.json"
     document = json.loads(cache.read_text())
     fields = {name for entry in document["entries"].values() for name in entry}
-    assert {"start_pending", "resume_drops", "reset_at", "reset_by"} <= fields
+    assert {"start_pending", "resume_drops", "reset_at", "reset_by", "view_keys"} <= fields
     schema = json.loads((REPO / "schemas" / "delivery-cache.schema.json").read_text())
     jsonschema.validate(document, schema)
 
 
 @pytest.mark.parametrize("field, value", [("reset_at", "yesterday"), ("resume_drops", 7),
                                           ("resume_drops", [1]), ("slot", None),
-                                          ("reset_by", 3)])
+                                          ("reset_by", 3), ("view_keys", "yes")])
 def test_a_damaged_optional_field_makes_the_cache_invalid(field: str, value: object) -> None:
     """A cache holding, say, a string where the reset stamp belongs is set aside, not a
     failure of every later call of that session."""

@@ -69,7 +69,7 @@ GOLF = "golf rule 0: the user's own habits go everywhere."
 RUNS = {"claude": ("rule load between", "twice", "once"), "codex": ("twice", "once")}
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
          "evicted": 0, "restored": 0, "blocked": 0, "starts_twice": 0,
-         "rule_loads_between": 0, "same_tick": 0}  # printed with -s
+         "rule_loads_between": 0, "same_tick": 0, "older_records": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), and past the age records are kept at all.
 CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
@@ -203,6 +203,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         # last reset, whatever edits came since).
         self.holds: dict[str, dict[str, str]] = {}
         self.serial = 0
+        # Contexts whose record here an older engram wrote and no call has renamed since.
+        self.not_renamed: set[str] = set()
         self.prompts: list[tuple[str, str, list[str]]] = []
 
     def teardown(self) -> None:
@@ -264,7 +266,7 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     # The store changes, one rule drawing the kind of change.
     CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3 \
-        + ("same_tick",) * 2
+        + ("same_tick",) * 2 + ("older_records",) * 3
 
     @rule(kind=st.sampled_from(CHANGES), data=st.data())
     def store_change(self, kind: str, data: st.DataObject) -> None:
@@ -339,8 +341,13 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     def _unseen(self, data: st.DataObject) -> None:
         """An edit of what the model never reads of a card (a tag, its scope, `always`): the
-        body block stays the same, so no session may be sent it again."""
+        body block stays the same, so no session may be sent it again. Except one whose
+        record an older engram wrote and the new hook has not renamed yet (no call since the
+        upgrade): its key of the file's bytes names content no file holds after the edit, and
+        a second copy is allowed (never a loss)."""
         word = data.draw(st.sampled_from(sorted(self.cards)))
+        for key in self.not_renamed:
+            self.last_sent.get(key, {}).pop(word, None)
         field = data.draw(st.sampled_from(("extra", "scoped", "always")))
         state = self.cards[word]
         if field == "extra":
@@ -404,6 +411,8 @@ class ExactlyOnce(RuleBasedStateMachine):
             last.clear()
             holds.clear()
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
+        if event.kind != "end" and workspace.find_root_str(event.cwd) == str(self.ws.resolve()):
+            self.not_renamed.discard(key)
         if resets and event.kind == "reset":
             sent_ever.clear()
             last.clear()
@@ -640,6 +649,44 @@ class ExactlyOnce(RuleBasedStateMachine):
         if host == "codex":
             host = "claude"
         self._call(host, _payload(host, "SessionEnd.json", self._cwd(data), session))
+
+    def _older_records(self, data: st.DataObject) -> None:
+        """engram upgraded mid-session (`pip install -U`): every delivery record, in the
+        caches and set aside, is as an engram before `view_keys` wrote it, each key of a
+        card's current content the hash of its file's bytes. Sessions go on with the new
+        hook, and the unseen edits that follow must still send nothing again."""
+        from engram import index_compile
+
+        files = {"inner": (self.ws / "vendor" / "lib" / ".agents" / ".engram" / "inner.md"),
+                 "golf": self.base / "global" / "golf.md"}
+
+        def by_file(key: str) -> str:
+            card_id, _, view = key.partition("@")
+            path = files.get(card_id, self.memory / f"{card_id}.md")
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                return key
+            card, _secret = index_compile.reparse(str(path), str(path.parent), raw)
+            return f"{card_id}@{card.content_hash}" if card and card.view_hash == view else key
+
+        STATS["older_records"] += 1
+        # Each context's record here is renamed at its next call in this workspace.
+        self.not_renamed = set(self.last_sent)
+        folder = self.base / "state" / "delivery"
+        for path in [*folder.glob("*.json"), *folder.glob("evicted/*")]:
+            document = json.loads(path.read_text())
+            entries = document["entries"].values() if "entries" in document \
+                else [document["entry"]]
+            for entry in entries:
+                entry.pop("view_keys", None)
+                held = [entry.get("unconfirmed") or {}, *(entry.get("unconfirmed_tools") or ())]
+                for keys in (entry, *held):
+                    for name in ("delivered", "resume_drops", "keys"):
+                        if name in keys:
+                            keys[name] = [by_file(key) for key in keys[name]]
+                entry["delivered"] = sorted(set(entry["delivered"]))
+            path.write_text(json.dumps(document))
 
     @rule(step=st.sampled_from(CLOCK_STEPS))
     def time_passes(self, step: float) -> None:
