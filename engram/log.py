@@ -16,8 +16,11 @@ MAX_LOG_BYTES: Final = 256 * 1024
 
 
 def note(message: str, name: str = "engram.log") -> None:
-    """Append one line; rotate to `<name>.1` past MAX_LOG_BYTES. Never raises."""
+    """Append one line; rotate to `<name>.1` past MAX_LOG_BYTES. Never raises. Nothing is
+    written in a state dir another user owns (`paths.foreign_owner`)."""
     try:
+        if paths.foreign_owner(paths.state_dir_str()) is not None:
+            return
         folder = paths.state_dir() / "logs"
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / name

@@ -48,13 +48,36 @@ def state_dir_str() -> str:
     return os.path.join(base, "engram")
 
 
+def foreign_owner(path: str) -> int | None:
+    """The owner of the folder at `path` when it is another user's: not this process's and
+    not root's (root reads every file anyway, and under sudo a user's state dir is the
+    user's). None when it is ours, absent, or the system has no owners (Windows)."""
+    if not hasattr(os, "geteuid"):
+        return None
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return None
+    euid = os.geteuid()
+    return None if euid == 0 or owner in (euid, 0) else owner
+
+
 def make_state_dir(tighten: bool = False) -> None:
     """Create the state dir readable and writable by its owner alone (0700), whatever the
     umask: it holds every card's text (the index), settings backups and delivery records, and
     under umask 000 or 002 another user could put a file of theirs where engram writes. With
     `tighten` (commands, not the hook), one an older engram made open to others is made so
-    too. Never raises: a state dir engram cannot make is each writer's failure to report."""
+    too. Raises `EngramError` for a state dir another user owns (a folder someone made first
+    at a shared path `ENGRAM_STATE_DIR` names, `/tmp/engram`): they could read what engram
+    writes there or put files of theirs in its place; nothing is written in it. Else never
+    raises: a state dir engram cannot make is each writer's failure to report."""
     path = state_dir_str()
+    owner = foreign_owner(path)
+    if owner is not None:
+        from engram.errors import EngramError
+
+        raise EngramError(f"the state dir {path} belongs to another user (uid {owner}): engram "
+                          "writes nothing there", hint="set ENGRAM_STATE_DIR to a folder of your own")
     try:
         try:
             os.mkdir(path, 0o700)  # the mode is masked by the umask, which never adds bits

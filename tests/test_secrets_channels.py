@@ -541,6 +541,43 @@ def test_the_state_dir_is_its_owners_alone_whatever_the_umask(
         os.umask(old)
 
 
+@pytest.mark.parametrize("owner", [4242, 0])
+def test_a_state_dir_another_user_made_first_gets_nothing_written(
+        owner: int, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ENGRAM_STATE_DIR=/tmp/engram` (a shared folder) that another user made first, open to
+    # all: the hook filled it with the index (every card's text, blocked secrets too), logs
+    # and delivery records, in folders that user owns and can read, rename or replace. Run as
+    # user 4343 (the test runs as root: the process's uid is what engram asks), it now
+    # refuses such a folder: the hook fails open writing nothing, a command says why. Root's
+    # folder (and, under sudo, the user's own) stays usable.
+    import os
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o777)
+    state.chmod(0o777)
+    os.chown(state, owner, owner)
+    monkeypatch.setattr(os, "geteuid", lambda: 4343)
+    secret = next(t for t in TOKENS if t.startswith("ghp_"))
+    ws = make_workspace(tmp_path / "proj", cards={"deploy": (
+        "---\nid: deploy\ntitle: Deploy\nalways: true\n---\nDeploy with care, release notes.\n"),
+        "creds": f"---\nid: creds\ntitle: Creds\n---\nUse {secret} for the registry.\n"})
+    if owner == 0:
+        assert "Deploy with care" in call("claude", payload("claude", "SessionStart.json", ws))
+        assert list(state.rglob("*"))
+        return
+    from engram import log
+    from engram.errors import EngramError
+
+    with pytest.raises(EngramError):  # the hook's entry point answers `{}` for any exception
+        call("claude", payload("claude", "SessionStart.json", ws))
+    log.note("hook claude failed open: EngramError", name="hook.log")  # as the entry point does
+    assert sorted(p.relative_to(state).as_posix() for p in state.rglob("*")) == []
+    printed = _run(ws, capsys, "doctor")
+    assert "(exit 1)" in printed and "belongs to another user (uid 4242)" in printed, printed
+    assert sorted(p.relative_to(state).as_posix() for p in state.rglob("*")) == []
+
+
 @pytest.mark.parametrize("umask", [0o000, 0o022])
 @pytest.mark.parametrize("which", [(), ("--original",)])
 def test_a_settings_file_restore_makes_again_from_an_older_backup_is_its_owners_alone(
