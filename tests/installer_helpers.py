@@ -41,39 +41,52 @@ def check_golden(actual: str, name: str) -> None:
 # ---- a host's file as the host itself reads it (an oracle apart from engram's own reader) ----
 
 def _strip_json_comments(text: str) -> str:
-    """strip-json-comments 3.x as Gemini CLI 0.61.0 bundles it: each comment's non-blank
-    characters become spaces; strings are skipped (a quote escaped by an odd run of
-    backslashes does not end one). Nothing else: a trailing comma stays for JSON.parse."""
-    out, i, n = [], 0, len(text)
-    in_string = False
-    while i < n:
-        ch = text[i]
+    """strip-json-comments 3.x as Gemini CLI 0.61.0 bundles it, step for step: each comment's
+    characters but blanks become spaces. A quote toggles a string unless an odd run of
+    backslashes precedes it (inside a string or not, as there). Nothing else: a trailing
+    comma stays for JSON.parse to reject."""
+    import re
+
+    def escaped(pos: int) -> bool:
+        count = 0
+        while pos - count - 1 >= 0 and text[pos - count - 1] == "\\":
+            count += 1
+        return count % 2 == 1
+
+    def blank(part: str) -> str:  # JavaScript's /\S/g, its own idea of a blank
+        return re.sub("[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f"
+                      "\u3000\ufeff]", " ", part)
+
+    out: list[str] = []
+    in_string, comment, offset, i = False, "", 0, 0
+    while i < len(text):
+        pair = text[i:i + 2]
+        if not comment and text[i] == '"' and not escaped(i):
+            in_string = not in_string
         if in_string:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif ch == '"':
-                in_string = False
             i += 1
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
+            continue
+        if not comment and pair == "//":
+            out.append(text[offset:i])
+            offset, comment = i, "line"
             i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append("".join(" " if not c.isspace() else c for c in text[i:end]))
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out.append("".join(" " if not c.isspace() else c for c in text[i:end]))
-            i = end
-        else:
-            out.append(ch)
+        elif comment == "line" and pair == "\r\n":
             i += 1
-    return "".join(out)
+            out.append(blank(text[offset:i]))
+            offset, comment = i, ""
+        elif comment == "line" and text[i] == "\n":
+            out.append(blank(text[offset:i]))
+            offset, comment = i, ""
+        elif not comment and pair == "/*":
+            out.append(text[offset:i])
+            offset, comment = i, "block"
+            i += 1
+        elif comment == "block" and pair == "*/":
+            i += 1
+            out.append(blank(text[offset:i + 1]))
+            offset, comment = i + 1, ""
+        i += 1
+    return "".join(out) + (blank(text[offset:]) if comment else text[offset:])
 
 
 def _refuse_constant(name: str) -> None:

@@ -461,3 +461,51 @@ def test_engram_links_exactly_the_settings_gemini_reads(version: str) -> None:
                 problems.append(f"{name}: Gemini {'rejects' if rejected else 'reads'} it, "
                                 f"engram {'links' if linked else 'refuses'} it")
         verdict(c, "engram links exactly the settings files Gemini reads", problems)
+
+
+STRIP_DRIVER = """
+const __commonJS = (defs) => () => {
+  const m = {exports: {}};
+  Object.values(defs)[0](m.exports, m);
+  return m.exports;
+};
+%s
+const strip = require_strip_json_comments();
+const inputs = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(inputs.map((text) => strip(text))));
+"""
+
+
+def test_the_unit_tests_reader_strips_comments_as_gemini_does(version: str) -> None:
+    """`installer_helpers.host_reads` ports the strip-json-comments Gemini CLI bundles: on
+    20,000 random texts of quotes, backslashes, slashes, stars and line breaks, the port and
+    the bundled function (run by node) give the same text."""
+    import random
+
+    from installer_helpers import _strip_json_comments
+
+    from . import clients
+
+    try:
+        binary, _printed = clients.ensure(CLIENT, version)
+    except clients.Unavailable as exc:
+        pytest.skip(f"e2e gemini {version}: {exc}")
+    bundle = binary.resolve().parent
+    start = "var require_strip_json_comments = __commonJS({"
+    source = next((text for path in sorted(bundle.glob("*.js"))
+                   for text in [path.read_text(encoding="utf-8")] if start in text), None)
+    if source is None:
+        pytest.fail(f"no strip-json-comments in {bundle}: Gemini CLI reads its settings "
+                    "another way; check host_reads and hosts/gemini.yaml's syntax")
+    begin = source.index(start)
+    module = source[begin:source.index("\n});\n", begin) + 5]
+    rng = random.Random(7)
+    alphabet = ['"', "\\", "/", "*", "\n", "\r", " ", "a", "{", ",", "\u2028", "\x1c", "\ufeff"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+             for _ in range(20000)]
+    done = subprocess.run(["node", "-e", STRIP_DRIVER % module], input=json.dumps(texts),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout)
+    wrong = [(t, g) for t, g in zip(texts, theirs, strict=True) if _strip_json_comments(t) != g]
+    assert not wrong, f"{len(wrong)} texts stripped otherwise, e.g. {wrong[:2]!r}"
