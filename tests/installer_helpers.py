@@ -96,13 +96,40 @@ def _refuse_constant(name: str) -> None:
 def host_reads(host: str, text: str) -> object:
     """The value the host's own parser gets from `text`, or ValueError where it rejects the
     file whole: JSON.parse after strip-json-comments for Gemini CLI (no trailing comma, no
-    byte order mark: Gemini 0.61.0 stops at start on either); strict JSON after one byte
-    order mark for the others (Claude Code skips one). Python's json module is JSON.parse
-    but for `NaN`, `Infinity` and `-Infinity`, which no host reads."""
+    byte order mark: Gemini 0.61.0 stops at start on either); serde_json for Codex (no byte
+    order mark, no escape of half a surrogate pair: Codex 0.171.0 runs none of the file's
+    hooks); strict JSON after one byte order mark for the others (Claude Code skips one).
+    Python's json module is JSON.parse but for `NaN`, `Infinity` and `-Infinity`, which no
+    host reads."""
     import json
 
     from engram import host_registry
 
-    if host_registry.get(host).install.get("syntax") == "jsonc":
+    syntax = host_registry.get(host).install.get("syntax", "json")
+    if syntax == "jsonc":
         return json.loads(_strip_json_comments(text), parse_constant=_refuse_constant)
+    if syntax == "serde_json":
+        value = json.loads(text, parse_constant=_refuse_constant)
+        if any("\ud800" <= ch <= "\udfff" for part in _strings(value) for ch in part):
+            raise ValueError("serde_json rejects an escape of half a surrogate pair")
+        return value
     return json.loads(text.removeprefix("\ufeff"), parse_constant=_refuse_constant)
+
+
+def host_accepts(host: str, text: str) -> bool:
+    try:
+        host_reads(host, text)
+    except ValueError:
+        return False
+    return True
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON value, keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *_strings(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

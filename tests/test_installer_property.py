@@ -114,8 +114,8 @@ def start_file(draw: st.DrawFn, host: str) -> str | None:
                 text = text.rstrip()[:-1] + "/* the end */}\n"
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
-    if host_registry.get(host).install.get("syntax") != "jsonc" and draw(st.booleans()):
-        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI stops on it
+    if host_registry.get(host).install.get("syntax", "json") == "json" and draw(st.booleans()):
+        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI and Codex stop on it
     return text
 
 

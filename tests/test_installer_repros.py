@@ -147,8 +147,9 @@ def test_link_unlink_gives_back_the_exact_bytes(host: str, start: str, workspace
         # refused untouched where the host reads strict JSON:
         # test_a_strict_json_host_file_with_comments_is_refused_untouched
         pytest.skip("comments only where the host reads them")
-    if start.startswith("\ufeff") and host_registry.get(host).install.get("syntax") == "jsonc":
-        # Gemini CLI stops on a BOM: test_a_gemini_file_gemini_cannot_read_is_refused_untouched
+    if start.startswith("\ufeff") and host_registry.get(host).install.get("syntax", "json") != "json":
+        # Gemini CLI stops on a BOM, Codex runs none of the file's hooks:
+        # test_a_file_its_host_cannot_read_is_refused_untouched
         pytest.skip("a byte order mark only where the host skips it")
     path = workspace / JSON_HOSTS[host]
     path.parent.mkdir(parents=True)
@@ -815,6 +816,38 @@ def test_a_gemini_file_gemini_cannot_read_is_refused_untouched(
     row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "gemini"
                for c in r["configured"] if c["scope"] == "project")
     assert row["state"] == "unreadable" and what in row["problem"], row
+
+
+@pytest.mark.parametrize("text, what", [
+    ('\ufeff{\n  "hooks": {}\n}\n', "a byte order mark (line 1)"),
+    ('{\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./a.sh",\n'
+     '    "statusMessage": "\\ud83d"}]}]}\n}\n', "half a surrogate pair (line 3)"),
+    ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./a.sh",'
+     ' "statusMessage": "\\udc00 done"}]}]}}\n', "half a surrogate pair (line 1)"),
+], ids=["bom", "high-half", "low-half"])
+def test_a_codex_file_codex_cannot_read_is_refused_untouched(
+        workspace: Path, text: str, what: str, capsys: pytest.CaptureFixture) -> None:
+    """Codex 0.171.0 reads hooks.json with serde_json and runs none of its hooks when it
+    starts with a byte order mark or escapes half of a surrogate pair (`"\\ud83d"` alone;
+    JSON.parse takes both): engram linked such a file (doctor: linked). A whole pair
+    (`"\\ud83d\\ude00"`) is read, and linked."""
+    from engram.commands import doctor
+
+    path = workspace / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_bytes(text.encode())
+    for args in (["link", "codex"], ["link", "codex", "--dry-run"], ["unlink", "codex"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert what in err and "Codex CLI" in err, err
+    assert path.read_bytes() == text.encode()
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "codex"
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and what in row["problem"], row
+    paired = text.replace("\\ud83d", "\\ud83d\\ude00").replace("\\udc00", "\\ud83d\\ude00")
+    path.write_text(paired.removeprefix("\ufeff"))
+    assert engram("link", "codex", cwd=workspace) == 0
 
 
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:

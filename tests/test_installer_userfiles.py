@@ -6,7 +6,7 @@ BOM where the host skips one, no final newline, `\\u00e9` or `é`, `1.0`, `1E0`,
 comments where the host reads them, empty event lists and groups, hooks of other tools that
 mention engram, and entries of an older engram. Every file is one its host reads, and so must
 every file engram writes be, by the host's own rules (`installer_helpers.host_reads`: no
-trailing comma anywhere, no byte order mark for Gemini CLI, no `NaN`). The oracle parses both texts into
+trailing comma anywhere, no byte order mark for Gemini CLI and Codex, no `NaN`). The oracle parses both texts into
 "units" (each top-level setting of the user's, each handler of the user's, each key of a group
 holding one, each group holding no handler) and compares their
 raw text, so a value that is re-serialised (even to an equal value) fails. Then:
@@ -208,8 +208,9 @@ def user_file(draw: st.DrawFn, host: str) -> str:
     text += draw(st.sampled_from(["\n", "", "\n\n", "  \n"]))
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
-    if not jsonc_host(host) and draw(st.integers(0, 5)) == 0:
-        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI stops on it
+    if host_registry.get(host).install.get("syntax", "json") == "json" and \
+            draw(st.integers(0, 5)) == 0:
+        text = "\ufeff" + text  # skipped by Claude Code; Gemini CLI and Codex stop on it
     host_reads(host, text)  # a file its host reads
     return text
 

@@ -214,21 +214,43 @@ class NotStrict(JsoncError):
     comments (Gemini CLI's strip-json-comments, then JSON.parse)."""
 
 
-def check_syntax(text: str, with_comments: bool) -> None:
+# What each host's parser reads beyond strict JSON (`install.syntax` in hosts/*.yaml):
+# "json": one byte order mark at the start skipped (Claude Code's JSON.parse after its own
+# strip; Cursor and Windsurf taken to do the same); "jsonc": comments too, no byte order mark
+# (Gemini CLI: strip-json-comments, then JSON.parse); "serde_json": nothing more, and no
+# escape of half a surrogate pair either (Codex 0.171.0 runs no hook of a hooks.json holding
+# a BOM or a `\udc00`).
+SYNTAXES: Final = ("json", "jsonc", "serde_json")
+
+
+def check_syntax(text: str, syntax: str = "json") -> None:
     """Raise NotStrict at the first thing in `text` (which parse() accepts) that the host's
-    parser rejects: a trailing comma in any case; a comment when the host reads strict JSON
-    (`with_comments` False; one byte order mark at the start is skipped there, as Claude Code
-    skips it); a byte order mark when it reads JSON with comments (Gemini CLI does not skip
-    it)."""
+    parser (`syntax`, one of SYNTAXES) rejects: a trailing comma in any case; a comment
+    unless "jsonc"; a byte order mark unless "json"; an escape of half a surrogate pair
+    for "serde_json"."""
     toks = tokens(text)
     found = [(t.start, "a trailing comma") for t in _trailing_commas(text, toks)]
-    if with_comments:
-        found += [(0, "a byte order mark")] if text.startswith("\ufeff") else []
-    else:
+    if syntax != "jsonc":
         found += [(t.start, "a comment") for t in toks if t.kind == "comment"]
+    if syntax != "json" and text.startswith("\ufeff"):
+        found.append((0, "a byte order mark"))
+    if syntax == "serde_json":
+        found += [(t.start, "an escape of half a surrogate pair") for t in toks
+                  if t.kind == "str" and "\\u" in text[t.start:t.end]
+                  and _lone_surrogate(text[t.start:t.end])]
     if found:
         start, what = min(found)
         raise NotStrict(what, _line(text, start))
+
+
+def _lone_surrogate(literal: str) -> bool:
+    """Does a JSON string literal escape half a surrogate pair (`"\\ud800"`)? A pair
+    decodes to one character; half of one stays a surrogate."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return False
+    return any("\ud800" <= ch <= "\udfff" for ch in value)
 
 
 def comments(text: str) -> list[str]:

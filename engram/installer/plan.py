@@ -313,19 +313,27 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
 def not_strict(exc: JsoncError, host: Host) -> tuple[str, str]:
     """What `link` and `doctor` both say of what a file holds that its host's parser rejects
     (jsonc.check_syntax)."""
-    if _with_comments(host):
+    syntax = _syntax(host)
+    if syntax == "jsonc":
         return (f"is not valid to {host.display_name}: {exc}; it reads JSON with comments and "
                 "nothing more, so it rejects the whole file (Gemini CLI stops at start) and "
                 "none of its hooks run",
                 "remove the trailing commas and any byte order mark at the start (save as "
                 "UTF-8 without BOM), then run the command again")
+    if syntax == "serde_json":
+        return (f"is not valid JSON to {host.display_name}: {exc}; it reads strict JSON with "
+                "no byte order mark and no half of a surrogate pair, so it ignores the whole "
+                "file and none of its hooks run",
+                "remove the comments and trailing commas, any byte order mark at the start "
+                "(save as UTF-8 without BOM) and any `\\ud800`-`\\udfff` escape that is not "
+                "part of a pair, then run the command again")
     return (f"is not valid JSON to {host.display_name}: {exc}; it reads strict JSON, so it "
             "ignores the whole file and none of its hooks run",
             "remove the comments and trailing commas, then run the command again")
 
 
-def _with_comments(host: Host) -> bool:
-    return str(host.install.get("syntax", "json")) == "jsonc"
+def _syntax(host: Host) -> str:
+    return str(host.install.get("syntax", "json"))
 
 
 def too_deep(exc: TooDeep, host: Host, scope: str) -> tuple[str, str]:
@@ -344,7 +352,7 @@ def load(host: Host, text: str | None) -> Any:
     trailing comma (each host rejects such a file whole: its hooks never run)."""
     fmt = FORMATS[host.install["format"]]
     if text is not None and host.install["format"] != "plugin":
-        jsonc.check_syntax(text, with_comments=_with_comments(host))
+        jsonc.check_syntax(text, _syntax(host))
     return fmt.load(text)
 
 

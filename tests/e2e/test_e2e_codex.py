@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
+from installer_helpers import host_accepts
 
 from .harness import (
     CART,
@@ -288,3 +289,39 @@ def test_a_global_link_goes_where_codex_home_points(version: str) -> None:
         if (c.home / ".codex").exists():
             problems.append("link --global wrote ~/.codex, which this Codex does not read")
         verdict(c, "link --global with CODEX_HOME moved", problems)
+
+
+# hooks.json files Codex runs the hooks of, or none of them: what `installer_helpers.
+# host_reads` (the unit tests' oracle) says of each must be what Codex does, and engram must
+# link exactly those Codex reads.
+_PROMPT_HOOK = '"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch %s"%s}]}]}'
+HOOKS_SAMPLES = {
+    "plain": "{" + _PROMPT_HOOK % ("{marker}", "") + "}\n",
+    "a byte order mark": "\ufeff{" + _PROMPT_HOOK % ("{marker}", "") + "}\n",
+    "half a surrogate pair": "{" + _PROMPT_HOOK % ("{marker}", ', "statusMessage": "\\udc00"') + "}\n",
+    "a whole pair": "{" + _PROMPT_HOOK % ("{marker}", ', "statusMessage": "\\ud83d\\ude00"') + "}\n",
+}
+
+
+def test_engram_links_exactly_the_hooks_files_codex_reads(version: str) -> None:
+    problems = []
+    for name, text in HOOKS_SAMPLES.items():
+        with conversation(CLIENT, version) as c:
+            setup(c)
+            marker = c.home / "the-users-hook-ran"
+            hooks = c.workspace / ".codex" / "hooks.json"
+            hooks.parent.mkdir(exist_ok=True)
+            content = text.replace("{marker}", str(marker))
+            hooks.write_text(content, encoding="utf-8")
+            c.run(name.replace(" ", "-"), exec_args("Hello there."))
+            ran = marker.exists()
+            oracle = host_accepts("codex", content)
+            linked = c.engram("link", "codex", "--dry-run", check=False).returncode == 0
+            if oracle != ran:
+                problems.append(f"{name}: Codex {'runs' if ran else 'ignores'} it, the unit "
+                                "tests' oracle says otherwise")
+            if linked != ran:
+                problems.append(f"{name}: Codex {'runs' if ran else 'ignores'} it, engram "
+                                f"{'links' if linked else 'refuses'} it")
+            verdict(c, f"hooks.json with {name}: engram links it exactly when Codex reads it",
+                    problems)

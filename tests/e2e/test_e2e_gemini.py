@@ -27,7 +27,7 @@ import sys
 from typing import Iterator
 
 import pytest
-from installer_helpers import host_reads
+from installer_helpers import host_accepts
 
 from .harness import (
     BODY,
@@ -448,11 +448,7 @@ def test_engram_links_exactly_the_settings_gemini_reads(version: str) -> None:
             if not rejected and "trusted directory" not in said:
                 problems.append(f"{name}: Gemini said neither: {said[-300:]!r}")
                 continue
-            try:
-                host_reads("gemini", text)
-                oracle = True
-            except ValueError:
-                oracle = False
+            oracle = host_accepts("gemini", text)
             linked = c.engram("link", "gemini", "--dry-run", check=False).returncode == 0
             if oracle == rejected:
                 problems.append(f"{name}: Gemini {'rejects' if rejected else 'reads'} it, "
