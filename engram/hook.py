@@ -388,6 +388,7 @@ class HookCall:
             slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
             routed = _routed(self.index, slots, self.native)
         elif routed is None:
+            delivery.touch(entry, now)  # a call of the session: its record is in use
             return delta.EMPTY
         if event.kind == "prompt" and entry.get("start_done") and not pending:
             # Always-on cards are context for the whole session, not answers to a prompt:
@@ -422,6 +423,9 @@ class HookCall:
             cap = int(self.settings.get("load.max_path_cards", 3))
             new, already = new[:cap], []
             if not new:
+                # Nothing to send, yet a call of the session: the record it relied on stays
+                # trusted 30 days from now (at most one write a minute, `touch`).
+                delivery.touch(entry, now)
                 return delta.EMPTY
         if self.index.unchecked and already:
             # An index answering before its per-file check may list a card edited since: the

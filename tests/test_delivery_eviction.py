@@ -227,3 +227,28 @@ def test_a_card_from_a_workspace_the_session_left_is_not_sent_again(
         clock.advance(6 * DAY)
         again = prompt(client, ws, "how do code reviews work?")
         assert sent_ids(again) == [] and already(again) == ["reviews"], _week
+
+
+TOOL_READ = {"claude": "PostToolUse.read.json", "codex": "PreToolUse.patch-update.json",
+             "gemini": "AfterTool.read.json"}
+
+
+@pytest.mark.parametrize("client", HOSTS)
+@pytest.mark.parametrize("call_between", ["off-topic prompt", "tool call"])
+def test_a_call_that_sends_nothing_still_uses_the_record(ws: Path, clock: Clock, client: str,
+                                                        call_between: str) -> None:
+    """A record is trusted for 30 days after the session's last call, a call that sent
+    nothing included: a session that spent 29 days on tool calls and prompts routing no
+    new card after its release card, then asked about releases 8 days later, was sent the
+    release card again into the context that held it (found by a random soak of the
+    model-based test: a Gemini read between two prompts 37 days apart)."""
+    first_session(client, ws)
+    clock.advance(29 * DAY)
+    if call_between == "off-topic prompt":
+        assert sent_ids(prompt(client, ws, "what is the capital of mongolia")) == []
+    else:
+        assert sent_ids(context(call(client, payload(client, TOOL_READ[client], ws,
+                                                     session_id="S")))) == []
+    clock.advance(8 * DAY)
+    answer = prompt(client, ws, "how do we cut a release and deploy?")
+    assert "release" not in sent_ids(answer), answer
