@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final, Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from installer_helpers import PINNED, engram, host_reads
 
@@ -141,7 +141,9 @@ STEP = st.one_of(
     st.tuples(st.just("edit plugin"), st.sampled_from(["project", "global"])),
 )
 EDIT: Final = b"// the user's own line\n"
-TOUCHES_OPENCODE: Final = ("link", "unlink", "link all", "unlink all", "upgrade")
+# `config set hooks.path_rules` re-links every linked host (`engram upgrade`), OpenCode's
+# plugin too: refused like an upgrade once the user edited it.
+TOUCHES_OPENCODE: Final = ("link", "unlink", "link all", "unlink all", "upgrade", "path_rules")
 LAUNCHED = "/opt/engram/bin/python3 -I -S /opt/engram/bin/engram-hook"
 
 
@@ -224,6 +226,11 @@ def user_entries(host: str, document: Any) -> list[Any]:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(starts=st.fixed_dictionaries({key: start_file(key[0]) for key in FILES}),
        steps=st.lists(STEP, min_size=3, max_size=MAX_STEPS))
+# Found by a random soak: after the user's edit of the plugin, `config set hooks.path_rules`
+# re-links OpenCode too and is refused (exit 1), the plugin kept as the user left it.
+@example(starts=dict.fromkeys(FILES), steps=[
+    ("link", "claude", "project", False), ("link all", "project"),
+    ("edit plugin", "project"), ("unlink", "claude", "project"), ("path_rules", "native")])
 def test_any_sequence_keeps_every_file_valid_and_gives_it_back(
         starts: dict[tuple[str, str], str | None], steps: list[tuple]) -> None:
     with sandbox() as base, pytest.MonkeyPatch.context() as upgraded:
