@@ -215,15 +215,23 @@ class HookCall:
         # Whether the host writes each prompt it keeps, with every hook's context, to its
         # transcript (a prompt another hook blocks is not there, or there without it).
         self.context_transcribed = bool(self.runtime.get("prompt_context_transcribed"))
-        # Cards of files this host loads by itself (its rule folders, an imported CLAUDE.md
-        # still in place) go to the other hosts only: the model must not read them twice.
-        from engram import native_loads
-
-        self.native: tuple[tuple[str, ...], str] = (
-            native_loads.patterns_of(host_def), workspace.location)
+        self.host_def = host_def
+        self._native: tuple[tuple[str, ...], str] | None = None
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
         self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)
+
+    @property
+    def native(self) -> tuple[tuple[str, ...], str]:
+        """(the host's `loads_natively` globs and own files, the workspace folder): cards of
+        files this host loads by itself (its rule folders, an imported CLAUDE.md still in
+        place, the user's own ~/.claude/CLAUDE.md) go to the other hosts only, or the model
+        reads them twice. Worked out by the first call that routes, not by every event."""
+        if self._native is None:
+            from engram import native_loads
+
+            self._native = (native_loads.patterns_of(self.host_def), self.workspace.location)
+        return self._native
 
     def encoded(self, result: delta.Answer) -> str:
         if self.event.silent:
