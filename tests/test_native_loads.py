@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hookkit import already, call, context, make_workspace, payload, sent_ids
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram import host_registry as hosts
@@ -397,3 +397,49 @@ def test_claude_gets_the_card_once_it_no_longer_loads_the_file(
     start("claude", from_home, session="s5")
     assert "make ship" in prompt("claude", from_home, "how do I deploy staging, make ship",
                                  session="s5")
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(host=st.sampled_from(["claude", "codex", "gemini"]), moved=st.booleans(),
+       form=st.sampled_from(["home", "absolute", "moved", "relative", "other file"]),
+       state=st.sampled_from(["whole", "pointer", "gone"]))
+def test_a_card_from_the_users_own_file_is_left_to_the_host_exactly_while_it_reads_it(
+        host: str, moved: bool, form: str, state: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle: the host leaves the card to itself exactly when `derived_from` names the
+    file it reads now (its folder, or where its own variable moved it) and that file still
+    holds the original (not engram's pointer, not gone)."""
+    import shutil
+
+    definition = hosts.load_host(host)
+    name = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}[host]
+    variable = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}.get(host)
+    home_folder = Path.home() / {"claude": ".claude", "codex": ".codex", "gemini": ".gemini"}[host]
+    elsewhere = tmp_path / "moved-config"
+    for folder in (home_folder, elsewhere):
+        shutil.rmtree(folder, ignore_errors=True)
+    if variable and moved:
+        monkeypatch.setenv(variable, str(elsewhere))
+    elif variable:
+        monkeypatch.delenv(variable, raising=False)
+    reads = elsewhere if variable and moved else home_folder
+    named = {"home": home_folder / name, "absolute": home_folder / name, "moved": elsewhere / name,
+             "relative": None, "other file": home_folder / "NOTES.md"}[form]
+    source = (f"~/{named.relative_to(Path.home()).as_posix()}"
+              if form == "home" and named is not None else str(named) if named else name)
+    for folder in (home_folder, elsewhere):
+        folder.mkdir(parents=True, exist_ok=True)
+        for file in (name, "NOTES.md"):
+            if state == "whole":
+                (folder / file).write_text("# Mine\n\n## Habits\n\n" + "Text.\n" * 200,
+                                           encoding="utf-8")
+            elif state == "pointer":
+                (folder / file).write_text(
+                    "# Agent instructions\n\nSee `.agents/.engram/outside-x/`.\n", encoding="utf-8")
+    location = str(tmp_path / "ws")
+    found = native_loads.native_file(native_loads.patterns_of(definition), location,
+                                     f"{location}/.agents/.engram/outside-x/habits.md",
+                                     [("derived_from", f"{source}#habits")])
+    expected = state == "whole" and named is not None and named == reads / name
+    assert bool(found) == expected, (source, reads, found)
