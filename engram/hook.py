@@ -219,6 +219,7 @@ class HookCall:
         self._native: tuple[tuple[str, ...], str] | None = None
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
+        self.dropped: set[str] = set()  # ids whose bodies the host dropped (`_forget_if_dropped`)
         self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)
 
     @property
@@ -405,7 +406,10 @@ class HookCall:
             # found delivered and not listed), or when the session holds an older version
             # of one (edited since it was sent: the model's copy is stale).
             held = _held_by_id(entry.get("delivered") or ())
+            # One dropped with a blocked prompt (the start's share that a session's first
+            # prompt carried) never reached the model: it goes again.
             routed = [r for r in routed if not r.always or r.id in self.on_merit
+                      or r.id in self.dropped
                       or (r.id in held and not {r.key, r.file_key} & held[r.id])]
         if pending and self.mode == "startup":
             routed = [r for r in routed if r.always]  # the session start's share only
@@ -521,6 +525,7 @@ class HookCall:
         entry.pop("unconfirmed_tools", None)
         if gone:
             entry["delivered"] = [k for k in entry.get("delivered") or [] if k not in gone]
+            self.dropped = {key.split("@", 1)[0] for key in gone}
             from engram import log
 
             log.note(f"the host dropped {len(gone)} card(s) with a blocked prompt or tool "

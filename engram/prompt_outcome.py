@@ -16,7 +16,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Final
+    from typing import Callable, Final, Iterator
 
 # The part of the transcript read: from a little before where the host's writes stood when the
 # hook answered (a hook that blocks can finish first, and the host may write its note at
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 BEFORE_BYTES: Final = 256 * 1024
 WINDOW_BYTES: Final = 4 * 1024 * 1024
 ORIGINAL_PROMPT: Final = "Original prompt: "
+SUBAGENT_START: Final = "SubagentStart"
 
 
 def header(key: str) -> bytes:
@@ -57,25 +58,31 @@ def blocked_prompts(window: bytes, note: str) -> list[tuple[int, str]]:
     """The prompts the host says were blocked in `window`: (where the note's line ends, the
     prompt as the note quotes it), for each line holding `note` and a quoted prompt."""
     found: list[tuple[int, str]] = []
-    needle = note.encode("utf-8")
-    at = window.find(needle)
-    if at < 0:
-        return found  # the common case, without the json package (and `re`, which it imports)
-    import json
-
-    while at >= 0:
-        start = window.rfind(b"\n", 0, at) + 1
-        end = window.find(b"\n", at)
-        end = len(window) if end < 0 else end
-        try:
-            line = json.loads(window[start:end])
-        except ValueError:
-            line = None
+    for end, line in _lines_holding(window, note.encode("utf-8"), 0):
         content = line.get("content") if isinstance(line, dict) else None
         if isinstance(content, str) and ORIGINAL_PROMPT in content:
             found.append((end, content.rsplit(ORIGINAL_PROMPT, 1)[1]))
-        at = window.find(needle, end)
     return found
+
+
+def _lines_holding(window: bytes, needle: bytes, start: int) -> Iterator[tuple[int, object]]:
+    """(where the line ends, the line parsed as JSON or None) for each line of `window` from
+    `start` on that holds `needle`."""
+    at = window.find(needle, start)
+    if at < 0:
+        return  # the common case, without the json package (and `re`, which it imports)
+    import json
+
+    while at >= 0:
+        begin = window.rfind(b"\n", 0, at) + 1
+        end = window.find(b"\n", at)
+        end = len(window) if end < 0 else end
+        try:
+            line = json.loads(window[begin:end])
+        except ValueError:
+            line = None
+        yield end, line
+        at = window.find(needle, end)
 
 
 def was_dropped(window: bytes, keys: list[str], note: str,
@@ -88,7 +95,24 @@ def was_dropped(window: bytes, keys: list[str], note: str,
         return False
     for end, prompt in blocked_prompts(window, note):
         if is_this_prompt(prompt):
-            return not any(header(key) in window[end:] for key in keys)
+            return not any(_in_main_context(window, header(key), end) for key in keys)
+    return False
+
+
+def _in_main_context(window: bytes, text: bytes, start: int) -> bool:
+    """Whether `text` is in a line from `start` on that went to the session's own model: not
+    a subagent's (a subagent's context is no sign of what the session's model got). Claude
+    Code marks a subagent's lines `isSidechain` with its `agentId`, and its start's context
+    `hookEvent: SubagentStart`. Any other line counts, one that does not parse too: a re-send
+    only on the host's word."""
+    for _end, line in _lines_holding(window, text, start):
+        if not isinstance(line, dict):
+            return True
+        attachment = line.get("attachment")
+        event = attachment.get("hookEvent") if isinstance(attachment, dict) else None
+        if not (line.get("isSidechain") is True or isinstance(line.get("agentId"), str)
+                or event == SUBAGENT_START):
+            return True
     return False
 
 

@@ -312,3 +312,52 @@ def test_a_prompt_kept_in_another_folder_of_the_session(tmp_path: Path,
     first, second, path = two_workspaces(tmp_path, monkeypatch)
     kept(path, ask(first, path, "tell me about the golf notes"))
     assert already(ask(second, path, "tell me about the golf notes")) == ["golf"]
+
+
+SUBAGENT_CONTEXT_LINE = json.loads(
+    (FIXTURES / "transcripts" / "claude" / "subagents" / "agent-a56bac5cb98a9b22e.jsonl")
+    .read_text(encoding="utf-8").splitlines()[1])
+
+
+@pytest.mark.parametrize("written", ["own file", "main file", "main file, sidechain"])
+def test_a_subagents_context_is_not_the_blocked_prompts(ws: Path, transcript: Path,
+                                                        written: str) -> None:
+    """A subagent started after a blocked prompt gets the session's cards in its own context;
+    the session's model still has not. Claude Code 2.1.197 writes the subagent's context to
+    the subagent's own file (captured: `subagents/agent-<id>.jsonl`, each line marked
+    `isSidechain`, its attachment `hookEvent: SubagentStart`). Found in the main transcript
+    after the note, such a line is still no sign that the prompt's answer arrived (before:
+    the next prompt listed the blocked prompt's cards as already loaded, never sent)."""
+    ask(ws, transcript)
+    blocked(transcript)
+    start = context(call("claude", payload("claude", "SubagentStart.json", ws,
+                                           transcript_path=str(transcript))))
+    assert set(SENT) <= set(sent_ids(start))
+    line = json.loads(json.dumps(SUBAGENT_CONTEXT_LINE))
+    line["attachment"]["content"] = [start]
+    if written == "own file":
+        own = transcript.parent / transcript.stem / "subagents" / "agent-a1.jsonl"
+        own.parent.mkdir(parents=True)
+        append(own, line)
+    elif written == "main file":
+        del line["isSidechain"], line["agentId"]
+        append(transcript, line)
+    else:
+        append(transcript, line)
+    again = ask(ws, transcript)
+    assert sent_ids(again) == SENT and already(again) == []
+
+
+def test_the_always_card_of_a_blocked_first_prompt_comes_with_the_next(ws: Path,
+                                                                       tmp_path: Path) -> None:
+    """A session whose first call is a prompt the user's guard blocks (its start hook did not
+    run: engram linked mid-session, or the start timed out): that prompt carried the always
+    card, the model never got it, and the next prompt sends it though it does not route it."""
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in CAPTURED[:3]), encoding="utf-8")
+    assert sent_ids(ask(ws, path)) == ["overview", *SENT]
+    blocked(path)
+    again = ask(ws, path, "and the migrations?")
+    assert "overview" in sent_ids(again) and already(again) == []
+    kept(path, again)
+    assert "overview" not in sent_ids(ask(ws, path, "and the migrations?"))

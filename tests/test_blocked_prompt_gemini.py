@@ -307,3 +307,25 @@ def test_malformed_held_tool_answers_are_set_aside_not_trusted() -> None:
         document = json.loads(json.dumps(base))
         document["entries"]["gemini|/p|s"]["unconfirmed_tools"] = [bad] if bad != "x" else bad
         assert not delivery.is_valid(document), bad
+
+
+@pytest.mark.parametrize("block", ["denied", "stopped"])
+def test_the_always_card_of_a_blocked_first_prompt_comes_with_the_next(ws: Path, tmp_path: Path,
+                                                                       block: str) -> None:
+    """Gemini's session start prints nothing: its first prompt carries the always card. When
+    the user's guard blocks that prompt, the card never reached the model, and the next
+    prompt sends it, though that prompt does not route it (before: the record forgot it as
+    dropped, and a prompt sends the always cards only with the start's share or on merit:
+    the model went without it for the whole session)."""
+    path = tmp_path / "home" / ".gemini" / "tmp" / "proj" / "chats" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    write(path, *CAPTURED[:2])
+    call("gemini", payload("gemini", "SessionStart.json", ws, transcript_path=str(path)))
+    first = ask(ws, path)
+    assert sent_ids(first) == ["overview", *SENT]
+    if block == "stopped":
+        stopped(path, QUESTION)
+    again = ask(ws, path, "and the migrations?")
+    assert "overview" in sent_ids(again) and already(again) == []
+    kept(path, "and the migrations?", again)
+    assert "overview" not in sent_ids(ask(ws, path, "and the migrations?"))

@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from conftest import load_payload
 from hookkit import already, context
 from hypothesis import HealthCheck, settings
@@ -206,6 +207,11 @@ class ExactlyOnce(RuleBasedStateMachine):
         # Contexts whose record here an older engram wrote and no call has renamed since.
         self.not_renamed: set[str] = set()
         self.prompts: list[tuple[str, str, list[str]]] = []
+        # Per cache key: the always cards of this workspace sent with a prompt the host
+        # dropped; the next prompt here that reaches the model must bring each (unless the
+        # model holds it, or it was deleted, renamed or is no longer always).
+        self.lost_always: dict[str, set[str]] = {}
+        self.budgeted = False
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -256,6 +262,7 @@ class ExactlyOnce(RuleBasedStateMachine):
     def start_store(self, thresholds: tuple[int, int, int], config: dict, n: int,
                     data: st.DataObject) -> None:
         index.DEFER_MIN_FILES, index.BACKGROUND_MIN_CHANGES, index.FIRST_BUILD_MAX = thresholds
+        self.budgeted = "load" in config
         if config:
             (self.ws / ".agents" / "engram.json").write_text(json.dumps(config))
         for word in WORDS[:n]:
@@ -410,6 +417,8 @@ class ExactlyOnce(RuleBasedStateMachine):
             sent_ever.clear()
             last.clear()
             holds.clear()
+        if resets:
+            self.lost_always.pop(key, None)
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
         if event.kind != "end" and workspace.find_root_str(event.cwd) == str(self.ws.resolve()):
             self.not_renamed.discard(key)
@@ -422,8 +431,13 @@ class ExactlyOnce(RuleBasedStateMachine):
             self._transcribe(document, text if reaches_model else None)
         if host == "gemini" and event.kind in ("prompt", "path") and transcribe:
             self._transcribe_gemini(document, event.kind, text, reaches_model, stopped)
+        in_workspace = workspace.find_root_str(event.cwd) == str(self.ws.resolve())
         if not reaches_model:
             STATS["blocked"] += 1
+            if in_workspace:
+                self.lost_always.setdefault(key, set()).update(
+                    card_id for card_id in bodies(text)
+                    if self.cards.get(card_id, {}).get("always"))
             return text
         listed = already(text)
         assert set(listed) <= sent_ever, f"already loaded names {listed}, sent {sent_ever}"
@@ -442,6 +456,12 @@ class ExactlyOnce(RuleBasedStateMachine):
             last[card_id] = holds[card_id] = sent[0]
             sent_ever.add(card_id)
             STATS["bodies"] += 1
+        if event.kind == "prompt" and in_workspace:
+            for card_id in self.lost_always.pop(key, set()):
+                state = self.cards.get(card_id)
+                assert self.budgeted or not state or not state["always"] \
+                    or card_id in holds, \
+                    f"always card {card_id} dropped with a blocked prompt, never sent again"
         STATS["calls"] += 1
         STATS["already"] += bool(listed)
         return text
@@ -473,15 +493,21 @@ class ExactlyOnce(RuleBasedStateMachine):
 
     def _transcribe(self, document: dict, text: str | None) -> None:
         """What Claude Code writes to the session's transcript after the hooks of an event:
-        their context, or (`text` None) its note that another hook blocked the prompt."""
+        their context, or (`text` None) its note that another hook blocked the prompt. A
+        subagent's context goes to the subagent's own file, beside the session's (observed on
+        2.1.197), its lines marked as a sidechain."""
         path = self._transcript("claude", str(document["session_id"]))
-        path.parent.mkdir(exist_ok=True)
+        sidechain = {}
+        if document.get("hook_event_name") == "SubagentStart":
+            path = path.with_suffix("") / "subagents" / f"agent-{document['agent_id']}.jsonl"
+            sidechain = {"isSidechain": True, "agentId": document["agent_id"]}
+        path.parent.mkdir(parents=True, exist_ok=True)
         if text is None:
             line = {"type": "system", "subtype": "informational",
                     "content": "UserPromptSubmit operation blocked by hook:\n[guard]: no\n\n"
                                f"Original prompt: {document.get('prompt', '')}"}
         else:
-            line = {"type": "attachment", "attachment": {
+            line = {**sidechain, "type": "attachment", "attachment": {
                 "type": "hook_additional_context", "content": [text],
                 "hookEvent": document.get("hook_event_name", "")}}
         with path.open("a", encoding="utf-8") as transcript:
@@ -714,6 +740,56 @@ TestExactlyOnce.settings = settings(max_examples=EXAMPLES, stateful_step_count=S
                                     deadline=None, database=None,
                                     derandomize=not os.environ.get("ENGRAM_MODEL_RANDOM"),
                                     suppress_health_check=list(HealthCheck))
+
+
+class Draws:
+    """The values a replayed sequence draws, in order (for `st.data()`)."""
+
+    def __init__(self, *values: object) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: object) -> object:
+        return self.values.pop(0)
+
+
+# Sequences the random runs found, replayed as they were drawn: (whether alpha is always,
+# [(host, kind, session, draws)]), after a store of alpha (not scoped) and bravo (neither).
+# The draws are the event's own: the prompt's words, then what its kind draws (see
+# `_blocked`, `_prompt`, `_start`, `_subagent`).
+FOUND = {
+    # A subagent started after a blocked prompt: its context (bravo) is the subagent's. This
+    # one failed because this test wrote the subagent's context to the session's transcript,
+    # where the client does not (`_transcribe`); tests/test_blocked_prompt.py has engram's
+    # side of it.
+    "subagent after a blocked prompt": (False, [
+        ("claude", "blocked", "s2", (["bravo"], "proj", 1)),
+        ("claude", "subagent", "s2", (["alpha"], "agent-1", "proj")),
+        ("claude", "prompt", "s2", (["bravo"], "proj", False))]),
+    # A session's first call, a blocked prompt, carried the always card alpha (these two
+    # failed on the code before the fix).
+    "claude: the always card of a blocked first prompt": (True, [
+        ("claude", "blocked", "s1", (["bravo"], "proj", 1)),
+        ("claude", "prompt", "s1", (["bravo"], "proj", False))]),
+    # Gemini's start prints nothing: its first prompt, denied, carried alpha.
+    "gemini: the always card of a blocked first prompt": (True, [
+        ("gemini", "start", "s1", (["bravo"], "startup", "proj")),
+        ("gemini", "blocked", "s1", (["bravo"], "proj", False)),
+        ("gemini", "prompt", "s1", (["bravo"], "proj", False))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_a_sequence_the_random_runs_found(name: str) -> None:
+    always, events = FOUND[name]
+    machine = ExactlyOnce()
+    try:
+        machine.start_store((1000, 1, 2000), {}, 2,
+                            Draws(always, False, ["keep"], False, False, ["keep"]))  # type: ignore[arg-type]
+        for host, kind, session, draws in events:
+            machine.hook_event(kind, host, session, Draws(*draws))  # type: ignore[arg-type]
+            machine.files_match_the_model()
+    finally:
+        machine.teardown()
 
 
 # --- the same promises through real processes -------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -326,6 +327,34 @@ def test_path_card_survives_resume(convo: Conversation) -> None:
 
 def test_subagent_gets_session_context(convo: Conversation) -> None:
     verdict(convo, "SubagentStart", subagent_problems(convo, "prompt1"))
+
+
+def test_a_subagents_context_is_written_to_its_own_transcript(convo: Conversation) -> None:
+    """Where the client writes the subagent's context: its own file, its lines marked as a
+    sidechain; the session's transcript, which engram reads to learn whether a blocked
+    prompt's cards reached the model, holds none of it (tests/test_model_based.py writes
+    it so)."""
+    problems: list[str] = []
+    files = sorted((convo.home / ".claude" / "projects").rglob("*.jsonl"))
+    own = [f for f in files if f.parent.name == "subagents"]
+    main = [f for f in files if f.parent.name != "subagents"]
+
+    def subagent_contexts(path: Path) -> list[dict]:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        return [line for line in lines
+                if (line.get("attachment") or {}).get("hookEvent") == "SubagentStart"]
+
+    if not own:
+        problems.append(f"no subagent transcript among {[str(f) for f in files]}")
+    found = [line for f in own for line in subagent_contexts(f)]
+    if not found:
+        problems.append("the subagent's transcript holds no SubagentStart context")
+    elif not all(line.get("isSidechain") is True and line.get("agentId") for line in found):
+        problems.append("a subagent's context line is not marked isSidechain with its agentId")
+    problems += [f"{f.name} (the session's) holds the subagent's context"
+                 for f in main if subagent_contexts(f)]
+    verdict(convo, "SubagentStart context: the subagent's own transcript", problems)
 
 
 def test_memory_comes_back_after_compaction(convo: Conversation) -> None:
