@@ -209,9 +209,16 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.prompts: list[tuple[str, str, list[str]]] = []
         # Per cache key: the always cards of this workspace sent with a prompt the host
         # dropped; the next prompt here that reaches the model must bring each (unless the
-        # model holds it, or it was deleted, renamed or is no longer always).
+        # model holds it, or it was deleted, renamed, is no longer always or holds a secret).
         self.lost_always: dict[str, set[str]] = {}
         self.budgeted = False
+        # Each always card is context for the whole session: one that was always (and held no
+        # secret) when a context was last reset must be in the model's context after that
+        # context's next prompt in this workspace. `owed_from` (a card's state) is the store
+        # change since which it has been so; `owed_at`, per cache key, the store change its
+        # last reset (or first call) came after.
+        self.changes = 0
+        self.owed_at: dict[str, int] = {}
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -270,6 +277,7 @@ class ExactlyOnce(RuleBasedStateMachine):
                                 "scoped": data.draw(st.booleans()), "secret": False}
             self.cards[word]["body"] = self._body(word, data)
             self._write(word)
+            self._owed(word)
 
     # The store changes, one rule drawing the kind of change.
     CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3 \
@@ -279,7 +287,17 @@ class ExactlyOnce(RuleBasedStateMachine):
     def store_change(self, kind: str, data: st.DataObject) -> None:
         if not self.cards:
             kind = "add"
+        self.changes += 1
         getattr(self, "_" + kind)(data)
+        for word in self.cards:
+            self._owed(word)
+
+    def _owed(self, word: str) -> None:
+        state = self.cards[word]
+        if not state["always"] or state["secret"]:
+            state["owed_from"] = None
+        elif state.get("owed_from") is None:
+            state["owed_from"] = self.changes
 
     def _add(self, data: st.DataObject) -> None:
         secret = data.draw(st.booleans())
@@ -340,6 +358,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         new = data.draw(st.sampled_from(free))
         state = self.cards.pop(old)
         state["body"] = state["body"].replace(old, new, 1)
+        state["owed_from"] = None
         self.cards[new] = state
         self._forget(old)
         self._forget(new)
@@ -419,6 +438,8 @@ class ExactlyOnce(RuleBasedStateMachine):
             holds.clear()
         if resets:
             self.lost_always.pop(key, None)
+        if resets or key not in self.owed_at:
+            self.owed_at[key] = self.changes
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
         if event.kind != "end" and workspace.find_root_str(event.cwd) == str(self.ws.resolve()):
             self.not_renamed.discard(key)
@@ -456,10 +477,16 @@ class ExactlyOnce(RuleBasedStateMachine):
             last[card_id] = holds[card_id] = sent[0]
             sent_ever.add(card_id)
             STATS["bodies"] += 1
+        if event.kind == "prompt" and in_workspace and not self.budgeted and not self.background:
+            owed = [word for word, state in self.cards.items()
+                    if state.get("owed_from") is not None
+                    and state["owed_from"] <= self.owed_at[key]]
+            missing = [word for word in owed if word not in holds]
+            assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
         if event.kind == "prompt" and in_workspace:
             for card_id in self.lost_always.pop(key, set()):
                 state = self.cards.get(card_id)
-                assert self.budgeted or not state or not state["always"] \
+                assert self.budgeted or not state or not state["always"] or state["secret"] \
                     or card_id in holds, \
                     f"always card {card_id} dropped with a blocked prompt, never sent again"
         STATS["calls"] += 1
