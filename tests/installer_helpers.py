@@ -98,9 +98,9 @@ def host_reads(host: str, text: str) -> object:
     file whole: JSON.parse after strip-json-comments for Gemini CLI (no trailing comma, no
     byte order mark: Gemini 0.61.0 stops at start on either); serde_json for Codex (no byte
     order mark, no escape of half a surrogate pair: Codex 0.171.0 runs none of the file's
-    hooks); strict JSON after one byte order mark for the others (Claude Code skips one).
-    Python's json module is JSON.parse but for `NaN`, `Infinity` and `-Infinity`, which no
-    host reads."""
+    hooks), read into Codex's types (`_codex_types`); strict JSON after one byte order mark
+    for the others (Claude Code skips one). Python's json module is JSON.parse but for `NaN`,
+    `Infinity` and `-Infinity`, which no host reads."""
     import json
 
     from engram import host_registry
@@ -112,8 +112,76 @@ def host_reads(host: str, text: str) -> object:
         value = json.loads(text, parse_constant=_refuse_constant)
         if any("\ud800" <= ch <= "\udfff" for part in _strings(value) for ch in part):
             raise ValueError("serde_json rejects an escape of half a surrogate pair")
+        _codex_types(value)
         return value
     return json.loads(text.removeprefix("\ufeff"), parse_constant=_refuse_constant)
+
+
+CODEX_EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "SubagentStart",
+                "SubagentStop", "PreCompact", "PostCompact", "SessionStart", "SessionEnd",
+                "UserPromptSubmit")
+
+
+def _codex_types(value: object) -> None:
+    """Codex 0.171.0 reads hooks.json into fixed types (serde) and ignores the whole file when
+    a value does not fit them; each rule below was seen with the real client (e2e
+    `test_engram_links_exactly_the_hooks_files_codex_reads`). The top level takes
+    `description` (a string or null) and `hooks` alone (an array at either level, which serde
+    reads as a struct's fields in order, is left out: engram refuses it anyway). In `hooks`,
+    each event Codex knows holds a list (null is refused) of groups (objects; `matcher` a
+    string or null, `hooks` a list, anything else unread) of handlers: a `type` of command,
+    mcp_tool, prompt or agent; a command's `command` a string, `timeout` an unsigned 64-bit
+    whole number or null (no `10.0`), `async` a boolean, `statusMessage` a string or null;
+    an mcp_tool's `server` and `tool` strings. An event Codex does not know is skipped
+    whatever it holds. A key named twice in an object Codex reads into fields is refused
+    (the unit tests' files never name one twice: engram refuses every such file)."""
+    def fail(why: str) -> None:
+        raise ValueError(f"Codex ignores the file: {why}")
+
+    if not isinstance(value, dict):
+        return
+    for key in value:
+        if key not in ("description", "hooks"):
+            fail(f"unknown field {key!r}")
+    if not isinstance(value.get("description"), (str, type(None))):
+        fail("description is not a string")
+    hooks = value.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        fail("hooks is not an object")
+    assert isinstance(hooks, dict)
+    for event in CODEX_EVENTS:
+        if event not in hooks:
+            continue
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            fail(f"{event} is not a list")
+        for group in groups:
+            if not isinstance(group, dict):
+                fail("a group is not an object")
+            if not isinstance(group.get("matcher"), (str, type(None))):
+                fail("a matcher is not a string")
+            if "hooks" in group and not isinstance(group["hooks"], list):
+                fail("a group's hooks is not a list")
+            for handler in group.get("hooks") or ():
+                if not isinstance(handler, dict) or handler.get("type") not in \
+                        ("command", "mcp_tool", "prompt", "agent"):
+                    fail("a handler of no known type")
+                needs = {"command": ["command"], "mcp_tool": ["server", "tool"]}
+                for field_name in needs.get(handler["type"], []):
+                    if not isinstance(handler.get(field_name), str):
+                        fail(f"a {handler['type']} handler's {field_name} is not a string")
+                if handler["type"] != "command":
+                    continue
+                timeout = handler.get("timeout")
+                if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)
+                                            or not 0 <= timeout <= 2**64 - 1):
+                    fail("a timeout is not an unsigned whole number")
+                if "async" in handler and not isinstance(handler["async"], bool):
+                    fail("async is not a boolean")
+                if not isinstance(handler.get("statusMessage"), (str, type(None))):
+                    fail("statusMessage is not a string")
 
 
 def host_accepts(host: str, text: str) -> bool:

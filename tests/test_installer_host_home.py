@@ -64,3 +64,44 @@ def test_a_users_settings_in_the_moved_folder_are_merged_not_replaced(
     assert linked["model"] == "opus" and linked["hooks"]["Stop"][0]["hooks"][0]["command"] == "notify-send done"
     assert engram("unlink", "claude", "--global", cwd=workspace) == 0
     assert (moved / "settings.json").read_text(encoding="utf-8") == original
+
+
+SHARED_FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+                "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}
+
+
+@pytest.mark.parametrize("first", ["project", "global"])
+@pytest.mark.parametrize("host", sorted(SHARED_FILES))
+def test_a_workspace_at_home_links_its_one_file_once_in_either_scope(
+        isolated_dirs: Path, host: str, first: str, capsys: pytest.CaptureFixture) -> None:
+    """A dotfiles repository at `~`: the project's `.claude/settings.json` is the global
+    `~/.claude/settings.json`. `link` and `link --global` rewrote each other's hook command
+    (the portable form, then this installation's launcher, and back) on every run, said the
+    host ran both files, and doctor called the project's entries stale. Now the second link,
+    in either form, and upgrade change nothing, and doctor sees one linked file."""
+    from engram.commands import doctor
+
+    home = isolated_dirs
+    (home / ".git").mkdir()
+    path = home / SHARED_FILES[host]
+    path.parent.mkdir()
+    path.write_text('{"hooks": {}}\n')
+    flags = {"project": [], "global": ["--global"]}
+    order = [first, "global" if first == "project" else "project"]
+    assert engram("link", host, *flags[order[0]], cwd=home) == 0
+    linked = path.read_bytes()
+    capsys.readouterr()
+    for scope in [*order, *order]:
+        assert engram("link", host, *flags[scope], cwd=home) == 0
+        assert path.read_bytes() == linked, f"link {scope} rewrote the file"
+    assert engram("upgrade", cwd=home) == 0
+    assert path.read_bytes() == linked
+    out = capsys.readouterr().out
+    assert "runs both" not in out and out.count("UNCHANGED") == 5, out
+    report = doctor.collect(home)
+    rows = {c["scope"]: c for r in report["hosts"] if r["host"] == host for c in r["configured"]}
+    for scope in ("project", "global"):
+        assert rows[scope]["state"] == "linked" and not rows[scope]["stale"], rows[scope]
+    assert not [w for w in report.get("warnings", []) if "once per file" in w["warning"]], report
+    assert engram("unlink", host, *flags[order[1]], cwd=home) == 0
+    assert path.read_text() == '{"hooks": {}}\n'

@@ -850,6 +850,96 @@ def test_a_codex_file_codex_cannot_read_is_refused_untouched(
     assert engram("link", "codex", cwd=workspace) == 0
 
 
+_USERS_HOOK = '{"type": "command", "command": "./audit.sh"%s}'
+_PROMPT = '"UserPromptSubmit": [{"hooks": [' + _USERS_HOOK + ']}]'
+
+
+@pytest.mark.parametrize("text, named", [
+    ('{\n  "x": 1,\n  "hooks": {' + _PROMPT % "" + '}\n}\n', '"x" is a key'),
+    ('{\n  "$schema": "https://example.com/hooks.json",\n  "hooks": {' + _PROMPT % "" + '}\n}\n',
+     '"$schema" is a key'),
+    ('{"hooks": {' + _PROMPT % "" + '}, "model": "o4", "x": null}\n', '"model", "x" are keys'),
+    ('{"$schema": "s"}\n', '"$schema" is a key'),
+    ('{"description": 1, "hooks": {}}\n', '"description" is not a string'),
+    ('{"hooks": {"Stop": [{"matcher": 1, "hooks": []}]}}\n', "hooks.Stop[0].matcher is not a"),
+    ('{"hooks": {' + _PROMPT.replace('"command"', '"Command"', 1) % "" + '}}\n',
+     'hooks.UserPromptSubmit[0].hooks[0].type is "Command"'),
+    ('{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}\n',
+     "hooks.Stop[0].hooks[0].command is missing"),
+    ('{"hooks": {' + _PROMPT % ', "timeout": "10"' + '}}\n', 'timeout is "10", not a whole'),
+    ('{"hooks": {' + _PROMPT % ', "timeout": 10.0' + '}}\n', "timeout is 10.0, not a whole"),
+    ('{"hooks": {' + _PROMPT % ', "timeout": -1' + '}}\n', "timeout is -1, not a whole"),
+    ('{"hooks": {' + _PROMPT % ', "async": null' + '}}\n', "async is null, not true or false"),
+    ('{"hooks": {"Stop": [{"hooks": [{"type": "mcp_tool", "server": "s"}]}]}}\n',
+     "hooks.Stop[0].hooks[0].tool is missing"),
+], ids=["x", "schema", "two-after-hooks", "schema-alone", "description", "matcher", "type",
+        "no-command", "timeout-string", "timeout-float", "timeout-negative", "async-null",
+        "mcp-no-tool"])
+def test_a_codex_file_codex_ignores_is_refused_untouched(
+        workspace: Path, text: str, named: str, capsys: pytest.CaptureFixture) -> None:
+    """Codex 0.171.0 reads hooks.json into fixed types and runs none of its hooks (a warning
+    at start: "unknown field `x`, expected `description` or `hooks`") when the top level holds
+    any other key, or a value does not fit its type (each case seen with the real client:
+    e2e `test_engram_links_exactly_the_hooks_files_codex_reads`). engram linked such a file
+    and said linked; the user's own hooks there were already dead. Now link, dry run and
+    upgrade refuse it naming the key, the file byte for byte as it was (no key of the user's
+    is deleted), and doctor names it as a file Codex ignores; unlink still takes engram's
+    entries out of one an older engram linked."""
+    from engram.commands import doctor
+
+    path = workspace / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_bytes(text.encode())
+    for args in (["link", "codex"], ["link", "codex", "--dry-run"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert named in err and "Codex CLI ignores the whole file" in err, err
+    assert engram("upgrade", cwd=workspace) == 0  # nothing of engram's in it: nothing to upgrade
+    assert path.read_bytes() == text.encode()
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "codex"
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and named in row["problem"], row
+    assert "ignores the whole file" in row["problem"] and row["fix"], row
+
+
+def test_unlink_takes_engrams_entries_out_of_a_file_codex_ignores(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    """A file an older engram linked while it held a `$schema` (Codex ran none of it): upgrade
+    refuses it, and unlink takes engram's entries out and leaves the user's key and hook as
+    they were."""
+    path = workspace / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    mine = '{\n  "$schema": "https://example.com/hooks.json",\n  "hooks": {' + _PROMPT % "" + '}\n}\n'
+    path.write_text(mine.replace('"$schema": "https://example.com/hooks.json",\n  ', ""))
+    assert engram("link", "codex", cwd=workspace) == 0
+    linked = json.loads(path.read_text())
+    path.write_text(json.dumps({"$schema": "https://example.com/hooks.json", **linked}, indent=2))
+    before = path.read_bytes()
+    capsys.readouterr()
+    assert engram("upgrade", cwd=workspace) == 1
+    assert '"$schema" is a key' in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert engram("unlink", "codex", cwd=workspace) == 0
+    assert json.loads(path.read_text()) == json.loads(mine)
+
+
+def test_a_codex_file_of_the_types_codex_reads_is_linked(workspace: Path) -> None:
+    """What Codex 0.171.0 reads (observed): a `description` (a string or null), an event it
+    does not know, other keys of a group or a handler whatever they hold, a `statusMessage`
+    of null, a timeout of 0, the fields of a prompt handler (not checked). (An event Codex
+    does not know holding no list, which Codex skips, engram still refuses.)"""
+    path = workspace / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    text = ('{"description": null, "hooks": {"Later": [{"x": 1}], "Stop": [{"note": [1], "matcher": null,'
+            ' "hooks": [{"type": "command", "command": "./a.sh", "statusMessage": null,'
+            ' "timeout": 0, "async": false, "env": 1}, {"type": "prompt", "timeout": "x"}]}]}}\n')
+    path.write_text(text)
+    assert engram("link", "codex", cwd=workspace) == 0
+    assert engram("unlink", "codex", cwd=workspace) == 0
+    assert path.read_text() == text
+
+
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir()

@@ -108,8 +108,15 @@ def handler(draw: st.DrawFn, host: str) -> dict[str, Any]:
     for key, value in draw(st.dictionaries(st.sampled_from(["timeout", "statusMessage", "async",
                                                             "name", "env"]), SCALARS,
                                            max_size=2)).items():
-        out[key] = value
+        out[key] = value if host != "codex" else draw(CODEX_FIELDS.get(key, st.just(value)))
     return out
+
+
+# Codex reads a command handler's fields into fixed types and ignores the whole file when one
+# does not fit (installer_helpers._codex_types); its other keys (`name`, `env`) stay unread.
+CODEX_FIELDS = {"timeout": st.one_of(st.none(), st.integers(0, 2**64 - 1)),
+                "statusMessage": st.one_of(st.none(), st.text(max_size=12)),
+                "async": st.booleans()}
 
 
 @st.composite
@@ -131,9 +138,15 @@ def hooks_of(draw: st.DrawFn, host: str) -> dict[str, Any]:
     return result
 
 
+# Codex's hooks.json takes `description` alone beside `hooks` (any other key, and Codex
+# ignores the file: `test_installer_repros.py::test_a_codex_file_codex_ignores_is_refused_untouched`).
+CODEX_TOP = st.dictionaries(st.just("description"), st.one_of(st.none(), st.text(max_size=12)),
+                            max_size=1)
+
+
 @st.composite
 def user_document(draw: st.DrawFn, host: str) -> dict[str, Any]:
-    document = draw(st.dictionaries(TOP_KEYS, VALUES, max_size=4))
+    document = draw(CODEX_TOP if host == "codex" else st.dictionaries(TOP_KEYS, VALUES, max_size=4))
     container = draw(st.sampled_from(["absent", "null", "empty", "some", "some"]))
     if container != "absent":
         document["hooks"] = {"null": None, "empty": {}}.get(container) or draw(hooks_of(host))
@@ -325,10 +338,11 @@ def fresh(tmp_path: Path, host: str, text: str) -> Iterator[Files]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def user_edit(text: str) -> str:
-    """A setting added the way a host saving its settings file would add one."""
+def user_edit(host: str, text: str, key: str, value: Any) -> str:
+    """A setting added the way a host saving its settings file would add one; in Codex's
+    hooks.json, which takes no other key, the user's `description` set."""
     before = jsonc.parse(text)
-    after = {**before, "addedByTheHost": {"ok": True}}
+    after = {**before, "description": f"{key}: {value}"} if host == "codex" else {**before, key: value}
     return jsonc.patch(text, before, after)
 
 
@@ -382,7 +396,7 @@ def test_a_user_edit_between_link_and_unlink_is_all_that_changes(
         files.run(remove=False)
         linked = files.text()
         assert linked is not None
-        edited = user_edit(linked)
+        edited = user_edit(host, linked, "addedByTheHost", {"ok": True})
         files.path.write_bytes(edited.encode("utf-8"))
         files.run(remove=True)
         after = files.text()
@@ -416,6 +430,52 @@ def test_unlink_with_no_record_of_the_file_keeps_every_comment_and_unit(
         assert [u for u in units(host, after) if u not in added] == \
             [u for u in units(host, text) if u not in added]
         assert _count_ours(host_parse(host, after), host_registry.get(host).names) == 0
+
+
+def _finite(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+@HYPOTHESIS
+@given(data=st.data())
+def test_a_codex_file_with_a_key_codex_does_not_take_is_refused_untouched(
+        data: st.DataObject, tmp_path: Path) -> None:
+    """The generated Codex files hold no top-level key but `hooks` and `description`: with any
+    other (`$schema`, `model`, ...), Codex ignores the whole file. Each generated file with
+    such a key added is one the oracle says Codex ignores; link and its dry run refuse it and
+    leave it byte for byte, doctor says so, and unlink of one holding an older engram's
+    entries takes them out and keeps every unit of the user's, that key included."""
+    from engram.installer import health
+
+    host = "codex"
+    text = data.draw(user_file(host), label="user file")
+    key = data.draw(TOP_KEYS, label="key")
+    before = jsonc.parse(text)
+    edited = jsonc.patch(text, before, {**before, key: data.draw(VALUES.filter(_finite))})
+    with pytest.raises(ValueError):
+        host_parse(host, edited)
+    with fresh(tmp_path, host, edited) as files:
+        for dry_run in (True, False):
+            change = apply(files.definition, files.path, "project",
+                           ours_for(files.definition, Options()), remove=False, dry_run=dry_run,
+                           place=Place(files.root))
+            assert change.action == "refused" and f'"{key}"' in change.message, change
+            assert files.text() == edited
+        row = health.inspect(files.definition, files.root, False, "hook")
+        assert row.state == "unreadable" and f'"{key}"' in row.problem, row
+        had_ours = _count_ours(jsonc.parse(edited), files.definition.names) > 0
+        files.run(remove=True)
+        after = files.text()
+        if not had_ours:
+            assert after == edited
+        else:
+            assert after is not None
+            assert units(host, after) == units(host, edited)
+            assert _count_ours(jsonc.parse(after), files.definition.names) == 0
 
 
 SECOND = "/opt/engram-2.0/bin/engram"  # another engram release, installed elsewhere
@@ -478,10 +538,15 @@ def test_random_sequences_of_link_unlink_upgrade_doctor_and_user_edits(
                 before = jsonc.parse(current) or {}
                 key = f"saved{len(steps)}{steps.index(step)}"
                 if isinstance(before, dict) and key not in before:
-                    after = {**before, key: [1, "é"]}
-                    edited = jsonc.patch(current, before, after)
+                    edited = user_edit(host, current, key, [1, "é"])
                     files.path.write_bytes(edited.encode("utf-8"))
-                    expected.append(next(u for u in units(host, edited) if u[:2] == ("top", key)))
+                    top = "description" if host == "codex" else key
+                    unit = next(u for u in units(host, edited) if u[:2] == ("top", top))
+                    at = [i for i, u in enumerate(expected) if u[:2] == ("top", top)]
+                    if at:  # Codex's description, set again
+                        expected[at[0]] = unit
+                    else:
+                        expected.append(unit)
             elif step == "doctor":
                 row = health.inspect(files.definition, files.root, False, "hook")
                 assert row.state != "unreadable", row.problem

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 from engram.host_adapter import Host
-from engram.installer import command, jsonc
+from engram.installer import command, jsonc, schema
 from engram.installer.filedance import FOLLOW_SETTING, backups, read_config_bytes, target_of
 from engram.installer.merge import FORMATS, Found, plugin_edited, same_matcher
 from engram.installer.plan import (
@@ -23,8 +23,10 @@ from engram.installer.plan import (
     load,
     not_strict,
     ours_for,
+    same_file,
     scope_flag,
     scope_name,
+    shares_global,
     too_deep,
 )
 
@@ -115,6 +117,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         document = load(host, text)
         if hasattr(fmt, "validate"):
             fmt.validate(document, bare)
+        schema.check(host.install.get("schema"), document, host.display_name)
         found = fmt.found(document, bare)
     except jsonc.TooDeep as exc:  # valid to the host, maybe; engram does not read it
         problem, fix = too_deep(exc, host, scope)
@@ -122,6 +125,8 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
     except jsonc.NotStrict as exc:
         problem, fix = not_strict(exc, host)
         return make(exists=True, state="unreadable", problem=problem, fix=fix)
+    except schema.Ignored as exc:  # the same words as link's refusal
+        return make(exists=True, state="unreadable", problem=f"{exc.key} {exc.problem}", fix=exc.fix)
     except Exception as exc:  # JsoncError, ShapeError: the host cannot read it either
         return make(exists=True, state="unreadable", problem=f"does not parse: {exc}",
                           fix=_unreadable_fix(host, path, global_scope, local))
@@ -255,8 +260,11 @@ def layered_links(rows: list[Configured]) -> list[dict[str, str]]:
     sends no body again, but costs a process and lists what the first sent)."""
     warnings = []
     for host in dict.fromkeys(row.host for row in rows):
-        linked = [row for row in rows if row.host == host and row.state != "not linked"
-                  and row.state != "unreadable"]
+        linked: list[Configured] = []
+        for row in rows:
+            if row.host == host and row.state not in ("not linked", "unreadable") and \
+                    not any(same_file(row.path, other.path) for other in linked):
+                linked.append(row)  # a file two scopes name (a workspace at `~`) is one
         if len(linked) > 1:
             warnings.append({
                 "warning": f"{host} runs engram's hook once per file that links it, on every "
@@ -272,8 +280,17 @@ def host_rows(host: Host, project_root: Path, path_rules: str,
     """Each file of the host's (project, personal where it has one, global), inspected."""
     scopes = [(False, False)] + ([(False, True)] if host.install.get("local_file") else []) \
         + [(True, False)]
-    return [inspect(host, project_root, g, path_rules, command_setting, local)
+    rows = [inspect(host, project_root, g, path_rules, command_setting, local)
             for g, local in scopes]
+    if shares_global(host, project_root):
+        # One file under two names (a workspace at `~`): engram's entries in either scope's
+        # form are current there (`ours_in_place`), so the file is judged by the form it holds.
+        project, personal = rows[0], rows[-1]
+        if personal.state == "linked" and project.state != "linked":
+            rows[0] = replace(personal, scope=project.scope, path=project.path)
+        elif project.state == "linked" and personal.state != "linked":
+            rows[-1] = replace(project, scope=personal.scope, path=personal.path)
+    return rows
 
 
 def twice_across_files(rows: list[Configured]) -> list[dict[str, str]]:

@@ -35,8 +35,11 @@ from engram.installer.plan import (
     follow_symlinks,
     installed,
     ours_for,
+    ours_in_place,
     place_for,
+    same_file,
     scope_name,
+    shares_global,
 )
 
 _VERBS = {"created": "CREATED", "updated": "UPDATED", "deleted": "DELETED",
@@ -202,8 +205,8 @@ def link_one(host: Host, cwd: Path, global_scope: bool, session_end: bool,
     session_end = session_end or any(f.event == "SessionEnd" for f in installed(host, path) or ())
     options = Options(session_end=session_end, path_rules=rules, global_scope=global_scope,
                       local=local, command=command_setting(cwd), force=force)
-    changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
-                     place=place)]
+    changes = [apply(host, path, scope, ours_in_place(host, options, path, project_root(cwd)),
+                     remove=False, dry_run=dry_run, place=place)]
     if local and changes[0].action == "created" and not dry_run:
         keep_out_of_git(project_root(cwd), path)
     if changes[0].action != "refused" and not global_scope and _rules_dir(host, cwd):
@@ -396,14 +399,14 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
         return []
     path, place = where
     found = installed(host, path)
-    if not found:
-        return []
+    if not found or (global_scope and shares_global(host, project_root(cwd))):
+        return []  # the project's upgrade did that file (a workspace at `~`)
     scope = scope_name(global_scope, local)
     options = Options(session_end=any(f.event == "SessionEnd" for f in found),
                       path_rules=path_rules(cwd), global_scope=global_scope, local=local,
                       command=command_setting(cwd), force=force)
-    changes = [apply(host, path, scope, ours_for(host, options, path), remove=False, dry_run=dry_run,
-                     place=place)]
+    changes = [apply(host, path, scope, ours_in_place(host, options, path, project_root(cwd)),
+                     remove=False, dry_run=dry_run, place=place)]
     if not global_scope and _rules_dir(host, cwd) and changes[0].action != "refused":
         # Rule files left by a native link would make Claude load a card a second time
         # beside the hook's delivery once the hook trigger is in place.
@@ -415,12 +418,15 @@ def upgrade_one(host: Host, cwd: Path, global_scope: bool, dry_run: bool,
 
 
 def linked_scopes(host: Host, cwd: Path) -> list[tuple[bool, bool]]:
-    """(global_scope, local) pairs whose file holds engram's entries for this host."""
-    scopes = []
+    """(global_scope, local) pairs whose file holds engram's entries for this host; a file
+    two scopes name (the project's is the global one: a workspace at `~`) counts once."""
+    scopes: list[tuple[bool, bool]] = []
+    files: list[Path] = []
     for global_scope, local in SCOPES:
         where = target(host, cwd, global_scope, local)
-        if where and installed(host, where[0]):
+        if where and not any(same_file(where[0], f) for f in files) and installed(host, where[0]):
             scopes.append((global_scope, local))
+            files.append(where[0])
     return scopes
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.host_adapter import Host
-from engram.installer import command, jsonc
+from engram.installer import command, jsonc, schema
 from engram.installer.filedance import FOLLOW_SETTING, Place, change_file, original, read_config_bytes, target_of
 from engram.installer.jsonc import MAX_DEPTH, DuplicateKey, JsoncError, TooDeep
 from engram.installer.merge import (
@@ -158,6 +158,43 @@ def ours_for(host: Host, options: Options, path: Path | None = None) -> Ours:
                    covered=tuple(beside(host, path)) if path is not None else ())
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Do two paths name one file (links followed, whether or not it exists yet)?"""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def shares_global(host: Host, project_root: Path, local: bool = False) -> bool:
+    """Is the host's project file its global file too? A workspace that is the home folder (a
+    dotfiles repository at `~`) has `~/.claude/settings.json` as both, or a project folder
+    linked to the host's own folder."""
+    if local or not host.install.get("global_file") or not host.install.get("project_file"):
+        return False
+    return same_file(config_path(host, False, project_root), config_path(host, True, project_root))
+
+
+def is_current(host: Host, path: Path, ours: Ours) -> bool:
+    """Does the file at `path` hold `ours` exactly, so that a link would change nothing?"""
+    fmt = FORMATS[host.install["format"]]
+    try:
+        document = load(host, read_config_bytes(target_of(path)).decode("utf-8"))
+        return bool(fmt.found(document, ours)) and fmt.merge(document, ours) == document
+    except (OSError, UnicodeDecodeError, ShapeError, JsoncError):
+        return False
+
+
+def ours_in_place(host: Host, options: Options, path: Path, project_root: Path) -> Ours:
+    """engram's side of the file at `path` for a link or an upgrade. Where the project file
+    is the global file, engram's entries current in the other scope's form (the portable
+    command for the project, this installation's launcher for `--global`) count as current:
+    `link` then `link --global` is one file linked once, not a rewrite each time."""
+    ours = ours_for(host, options, path)
+    if shares_global(host, project_root, options.local) and not is_current(host, path, ours):
+        other = ours_for(host, replace(options, global_scope=not options.global_scope), path)
+        if is_current(host, path, other):
+            return other
+    return ours
+
+
 def bare_ours(host: Host, matchers: bool = False) -> Ours:
     """What finding engram's entries (and, with `matchers`, the user's own) in a host's file
     needs: its names, its container and the settings in it that are not events."""
@@ -250,6 +287,10 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
             plugin_edited(text, ours)
         seen["before"] = fmt.found(document, ours)
         updated = fmt.strip(document, ours) if remove else fmt.merge(document, ours)
+        if not remove:
+            # a link into a file the host ignores whole would run nothing; unlink still takes
+            # engram's entries out of it (the user's keys stay as they are)
+            schema.check(host.install.get("schema"), updated, host.display_name)
         seen["after"] = fmt.found(updated, ours)
         if updated == document and text is not None:
             return text

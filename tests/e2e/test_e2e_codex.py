@@ -300,6 +300,32 @@ HOOKS_SAMPLES = {
     "a byte order mark": "\ufeff{" + _PROMPT_HOOK % ("{marker}", "") + "}\n",
     "half a surrogate pair": "{" + _PROMPT_HOOK % ("{marker}", ', "statusMessage": "\\udc00"') + "}\n",
     "a whole pair": "{" + _PROMPT_HOOK % ("{marker}", ', "statusMessage": "\\ud83d\\ude00"') + "}\n",
+    # Codex reads the file into fixed types: the top level takes "hooks" and "description"
+    "a key beside hooks": '{"x": 1, ' + _PROMPT_HOOK % ("{marker}", "") + "}\n",
+    "a $schema": '{"$schema": "https://example.com/hooks.json", ' + _PROMPT_HOOK % ("{marker}", "")
+    + "}\n",
+    "a key after hooks": "{" + _PROMPT_HOOK % ("{marker}", "") + ', "model": "o4"}\n',
+    "a description": '{"description": "mine", ' + _PROMPT_HOOK % ("{marker}", "") + "}\n",
+    "a description of null": '{"description": null, ' + _PROMPT_HOOK % ("{marker}", "") + "}\n",
+    "a description that is a number": '{"description": 1, ' + _PROMPT_HOOK % ("{marker}", "")
+    + "}\n",
+    "a handler type Codex does not know": "{" + _PROMPT_HOOK.replace(
+        '"hooks": [{', '"hooks": [{"type": "Command", "command": "true"}, {', 1) % ("{marker}", "")
+    + "}\n",
+    "a command handler with no command": "{" + _PROMPT_HOOK.replace(
+        '"hooks": [{', '"hooks": [{"type": "command"}, {', 1) % ("{marker}", "") + "}\n",
+    "a timeout of 10.0": "{" + _PROMPT_HOOK % ("{marker}", ', "timeout": 10.0') + "}\n",
+    "a timeout of -0": "{" + _PROMPT_HOOK % ("{marker}", ', "timeout": -0') + "}\n",
+    "a timeout of 0": "{" + _PROMPT_HOOK % ("{marker}", ', "timeout": 0') + "}\n",
+    "an async of null": "{" + _PROMPT_HOOK % ("{marker}", ', "async": null') + "}\n",
+    "a statusMessage of null": "{" + _PROMPT_HOOK % ("{marker}", ', "statusMessage": null') + "}\n",
+    "a matcher that is a number": "{" + _PROMPT_HOOK.replace(
+        '[{"hooks"', '[{"matcher": 1, "hooks"', 1) % ("{marker}", "") + "}\n",
+    "other keys of a group and a handler": "{" + _PROMPT_HOOK.replace(
+        '[{"hooks"', '[{"description": 1, "note": [1e400], "hooks"', 1) % (
+        "{marker}", ', "env": 1, "name": 1') + "}\n",
+    "an event Codex does not know": '{"hooks": {"Later": [{"hooks": [{"type": "x"}]}], '
+    + _PROMPT_HOOK[len('"hooks": {'):] % ("{marker}", "") + "}\n",
 }
 
 
