@@ -99,8 +99,9 @@ def host_reads(host: str, text: str) -> object:
     byte order mark: Gemini 0.61.0 stops at start on either); serde_json for Codex (no byte
     order mark, no escape of half a surrogate pair: Codex 0.171.0 runs none of the file's
     hooks), read into Codex's types (`_codex_types`); strict JSON after one byte order mark
-    for the others (Claude Code skips one). Python's json module is JSON.parse but for `NaN`,
-    `Infinity` and `-Infinity`, which no host reads."""
+    for the others (Claude Code skips one), Claude's read into its types (`_claude_types`).
+    Python's json module is JSON.parse but for `NaN`, `Infinity` and `-Infinity`, which no
+    host reads."""
     import json
 
     from engram import host_registry
@@ -114,7 +115,10 @@ def host_reads(host: str, text: str) -> object:
             raise ValueError("serde_json rejects an escape of half a surrogate pair")
         _codex_types(value)
         return value
-    return json.loads(text.removeprefix("\ufeff"), parse_constant=_refuse_constant)
+    value = json.loads(text.removeprefix("\ufeff"), parse_constant=_refuse_constant)
+    if host == "claude":
+        _claude_types(value)
+    return value
 
 
 CODEX_EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "SubagentStart",
@@ -181,6 +185,62 @@ def _codex_types(value: object) -> None:
                 if "async" in handler and not isinstance(handler["async"], bool):
                     fail("async is not a boolean")
                 if not isinstance(handler.get("statusMessage"), (str, type(None))):
+                    fail("statusMessage is not a string")
+
+
+def _claude_types(value: object) -> None:
+    """Claude Code checks its settings' types and runs none of the file's hooks when one
+    does not fit; the rules below were each seen with the real clients (e2e
+    `test_engram_links_exactly_the_settings_claude_reads`), refused where 2.1.197 or 2.1.332
+    refuses them: `model` a string; `permissions.allow`, `deny`, `ask` lists of strings; in
+    `hooks`, a group's `matcher` a string (not null) and its `hooks` a list, present; a
+    handler an object, its `type` command, prompt, agent, http or mcp_tool, a command's
+    `command` and a prompt's `prompt` strings, `timeout` a finite number above 0, `async` a
+    boolean, `statusMessage` a string. (Claude Code checks more settings; the unit tests'
+    files hold no other setting it knows.)"""
+    import math
+
+    def fail(why: str) -> None:
+        raise ValueError(f"Claude Code ignores the file's hooks: {why}")
+
+    if not isinstance(value, dict):
+        return
+    if "model" in value and not isinstance(value["model"], str):
+        fail("model is not a string")
+    permissions = value.get("permissions")
+    if isinstance(permissions, dict):
+        for key in ("allow", "deny", "ask"):
+            if key in permissions and not (isinstance(permissions[key], list) and all(
+                    isinstance(rule, str) for rule in permissions[key])):
+                fail(f"permissions.{key} is not a list of strings")
+    hooks = value.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
+            if not isinstance(group, dict):
+                continue
+            if "matcher" in group and not isinstance(group["matcher"], str):
+                fail("a matcher is not a string")
+            if not isinstance(group.get("hooks"), list):
+                fail("a group has no hooks list")
+            for handler in group["hooks"]:
+                if not isinstance(handler, dict):
+                    fail("a handler is not an object")
+                kind = handler.get("type")
+                if kind not in ("command", "prompt", "agent", "http", "mcp_tool"):
+                    fail("a handler of no known type")
+                field_name = {"command": "command", "prompt": "prompt"}.get(kind)
+                if field_name and not isinstance(handler.get(field_name), str):
+                    fail(f"a {kind} handler's {field_name} is not a string")
+                if "timeout" in handler:
+                    timeout = handler["timeout"]
+                    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+                            not math.isfinite(timeout) or timeout <= 0:
+                        fail("a timeout is not a number above 0")
+                if "async" in handler and not isinstance(handler["async"], bool):
+                    fail("async is not a boolean")
+                if "statusMessage" in handler and not isinstance(handler["statusMessage"], str):
                     fail("statusMessage is not a string")
 
 

@@ -894,13 +894,13 @@ def test_a_codex_file_codex_ignores_is_refused_untouched(
         capsys.readouterr()
         assert engram(*args, cwd=workspace) == 1, args
         err = capsys.readouterr().err
-        assert named in err and "Codex CLI ignores the whole file" in err, err
+        assert named in err and "Codex CLI then runs none of the file's hooks" in err, err
     assert engram("upgrade", cwd=workspace) == 0  # nothing of engram's in it: nothing to upgrade
     assert path.read_bytes() == text.encode()
     row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "codex"
                for c in r["configured"] if c["scope"] == "project")
     assert row["state"] == "unreadable" and named in row["problem"], row
-    assert "ignores the whole file" in row["problem"] and row["fix"], row
+    assert "runs none of the file's hooks" in row["problem"] and row["fix"], row
 
 
 def test_unlink_takes_engrams_entries_out_of_a_file_codex_ignores(
@@ -937,6 +937,69 @@ def test_a_codex_file_of_the_types_codex_reads_is_linked(workspace: Path) -> Non
     path.write_text(text)
     assert engram("link", "codex", cwd=workspace) == 0
     assert engram("unlink", "codex", cwd=workspace) == 0
+    assert path.read_text() == text
+
+
+_CLAUDE_HOOK = '"hooks": {"UserPromptSubmit": [{%s"hooks": [{"type": "command", "command": "./audit.sh"%s}]}]%s}'
+
+
+def _claude(top: str = "", group: str = "", handler: str = "", other: str = "") -> str:
+    return "{" + top + _CLAUDE_HOOK % (group, handler, other) + "}\n"
+
+
+@pytest.mark.parametrize("text, named", [
+    (_claude('"model": 1, '), '"model" is 1, not a string'),
+    (_claude('"permissions": {"allow": "Bash"}, '), "permissions.allow is not a list"),
+    (_claude(group='"matcher": null, '), "hooks.UserPromptSubmit[0].matcher is null"),
+    (_claude(group='"matcher": 1, '), "hooks.UserPromptSubmit[0].matcher is 1"),
+    (_claude(handler=', "timeout": 0'), "timeout is 0, not a number of seconds above 0"),
+    (_claude(handler=', "timeout": "10"'), 'timeout is "10", not a number'),
+    (_claude(handler=', "timeout": null'), "timeout is null, not a number"),
+    (_claude(handler=', "async": "yes"'), 'async is "yes", not true or false'),
+    (_claude(handler=', "statusMessage": 1'), "statusMessage is 1, not a string"),
+    (_claude(other=', "Stop": [{"hooks": [{"type": "Command", "command": "true"}]}]'),
+     'hooks.Stop[0].hooks[0].type is "Command"'),
+    (_claude(other=', "Stop": [{"hooks": [{"type": "command"}]}]'),
+     "hooks.Stop[0].hooks[0].command is missing"),
+    (_claude(other=', "Stop": [{"matcher": ""}]'), 'hooks.Stop[0] has no "hooks" list'),
+], ids=["model", "allow", "matcher-null", "matcher-number", "timeout-0", "timeout-text",
+        "timeout-null", "async-text", "status-number", "type", "no-command", "no-hooks"])
+def test_a_claude_settings_file_claude_ignores_is_refused_untouched(
+        workspace: Path, text: str, named: str, capsys: pytest.CaptureFixture) -> None:
+    """Claude Code checks its settings' types and runs none of the file's hooks when one does
+    not fit (seen with the real clients, 2.1.197 and 2.1.332; a handler type it does not know,
+    a command handler with no command and a group with no hooks list by 2.1.197 alone: e2e
+    `test_engram_links_exactly_the_settings_claude_reads`). engram linked such a file and said
+    linked. Now link, dry run and the personal file's link refuse it naming the key, the file
+    byte for byte as it was, and doctor names it."""
+    from engram.commands import doctor
+
+    for name, flag in (("settings.json", []), ("settings.local.json", ["--local"])):
+        path = workspace / ".claude" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(text.encode())
+        for args in (["link", "claude", *flag], ["link", "claude", *flag, "--dry-run"]):
+            capsys.readouterr()
+            assert engram(*args, cwd=workspace) == 1, args
+            err = capsys.readouterr().err
+            assert named in err and "Claude Code then runs none of the file's hooks" in err, err
+        assert path.read_bytes() == text.encode()
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "claude"
+               for c in r["configured"] if c["scope"] == "project")
+    assert row["state"] == "unreadable" and named in row["problem"], row
+
+
+def test_a_claude_settings_file_of_the_types_claude_reads_is_linked(workspace: Path) -> None:
+    """What Claude Code reads (seen): keys it does not know (anything in them), a `$schema`,
+    a timeout of 10.5, other keys of a group and a handler, a prompt handler."""
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    text = _claude('"x": [1e400], "$schema": "s", "model": "opus", "permissions": {"allow": []}, ',
+                   group='"x": 1, "description": 1, ', handler=', "timeout": 10.5, "env": 1',
+                   other=', "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]')
+    path.write_text(text)
+    assert engram("link", "claude", cwd=workspace) == 0
+    assert engram("unlink", "claude", cwd=workspace) == 0
     assert path.read_text() == text
 
 

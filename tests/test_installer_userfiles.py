@@ -108,15 +108,20 @@ def handler(draw: st.DrawFn, host: str) -> dict[str, Any]:
     for key, value in draw(st.dictionaries(st.sampled_from(["timeout", "statusMessage", "async",
                                                             "name", "env"]), SCALARS,
                                            max_size=2)).items():
-        out[key] = value if host != "codex" else draw(CODEX_FIELDS.get(key, st.just(value)))
+        out[key] = draw(TYPED_FIELDS.get(host, {}).get(key, st.just(value)))
     return out
 
 
-# Codex reads a command handler's fields into fixed types and ignores the whole file when one
-# does not fit (installer_helpers._codex_types); its other keys (`name`, `env`) stay unread.
-CODEX_FIELDS = {"timeout": st.one_of(st.none(), st.integers(0, 2**64 - 1)),
-                "statusMessage": st.one_of(st.none(), st.text(max_size=12)),
-                "async": st.booleans()}
+# Codex and Claude Code read a command handler's fields into fixed types and ignore the file's
+# hooks when one does not fit (installer_helpers._codex_types, _claude_types); other keys
+# (`name`, `env`) stay unread, whatever they hold.
+TYPED_FIELDS = {
+    "codex": {"timeout": st.one_of(st.none(), st.integers(0, 2**64 - 1)),
+              "statusMessage": st.one_of(st.none(), st.text(max_size=12)),
+              "async": st.booleans()},
+    "claude": {"timeout": st.one_of(st.integers(1, 600), st.sampled_from([0.5, 10.5, 1e300])),
+               "statusMessage": st.text(max_size=12), "async": st.booleans()},
+}
 
 
 @st.composite
@@ -144,9 +149,23 @@ CODEX_TOP = st.dictionaries(st.just("description"), st.one_of(st.none(), st.text
                             max_size=1)
 
 
+# Claude Code checks the settings it knows (`model` a string, permission rules lists of
+# strings: installer_helpers._claude_types) and reads past a key it does not know.
+CLAUDE_TOP = st.dictionaries(st.sampled_from(["general", "ui", "ñame", "version", "x"]), VALUES,
+                             max_size=3).flatmap(lambda other: st.fixed_dictionaries({}, optional={
+                                 "model": st.text(max_size=12),
+                                 "permissions": st.fixed_dictionaries({}, optional={
+                                     k: st.lists(st.text(max_size=12), max_size=3)
+                                     for k in ("allow", "deny", "ask")}),
+                                 "env": st.dictionaries(st.text(max_size=6), st.text(max_size=6),
+                                                        max_size=2),
+                                 "$schema": st.text(max_size=12)}).map(lambda known: {**other, **known}))
+
+
 @st.composite
 def user_document(draw: st.DrawFn, host: str) -> dict[str, Any]:
-    document = draw(CODEX_TOP if host == "codex" else st.dictionaries(TOP_KEYS, VALUES, max_size=4))
+    document = draw(CODEX_TOP if host == "codex" else CLAUDE_TOP if host == "claude"
+                    else st.dictionaries(TOP_KEYS, VALUES, max_size=4))
     container = draw(st.sampled_from(["absent", "null", "empty", "some", "some"]))
     if container != "absent":
         document["hooks"] = {"null": None, "empty": {}}.get(container) or draw(hooks_of(host))

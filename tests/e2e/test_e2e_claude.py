@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from installer_helpers import host_accepts
 
 from .harness import (
     BODY,
@@ -568,3 +569,69 @@ def test_edit_routes_on_the_code_it_writes(code: Conversation) -> None:
 def test_write_routes_on_the_code_it_writes(code: Conversation) -> None:
     problems = code_problems(code, "write", "tool:Write", RECEIPT, RECEIPT_TEXT)
     verdict(code, "Write -> PostToolUse routes on content", problems)
+
+
+# settings.json files whose hooks Claude Code runs, or none of them (it checks the settings'
+# types): what `installer_helpers.host_reads` (the unit tests' oracle) says of each must be
+# what Claude Code does, and engram must link exactly those it reads. Where the two versions
+# of the matrix differ (2.1.332 reads past a handler 2.1.197 rejects), the oracle and engram
+# follow the stricter: a file one supported version ignores is refused.
+_PROMPT_HOOK = ('"hooks": {"UserPromptSubmit": [{%s"hooks": [{"type": "command", '
+                '"command": "touch {marker}"%s}]}]%s}')
+
+
+def _settings(top: str = "", group: str = "", handler: str = "", other: str = "") -> str:
+    return "{" + top + _PROMPT_HOOK % (group, handler, other) + "}\n"
+
+
+def _beside(handler: str) -> str:
+    return _settings(other=', "Stop": [{"hooks": [' + handler + ']}]')
+
+
+SETTINGS_SAMPLES = {
+    "plain": _settings(),
+    "a key Claude Code does not know": _settings('"x": 1, "general": {"a": [1e400]}, '),
+    "a $schema": _settings('"$schema": "https://json.schemastore.org/claude-code-settings.json", '),
+    "a model that is a number": _settings('"model": 1, '),
+    "a model of null": _settings('"model": null, '),
+    "a permission rule that is no list": _settings('"permissions": {"allow": "Bash"}, '),
+    "a matcher of null": _settings(group='"matcher": null, '),
+    "a matcher that is a number": _settings(group='"matcher": 1, '),
+    "other keys of a group and a handler": _settings(group='"x": [1], "description": 1, ',
+                                                     handler=', "name": 1, "env": {"A": 1}'),
+    "a timeout of 10.5": _settings(handler=', "timeout": 10.5'),
+    "a timeout of 0": _settings(handler=', "timeout": 0'),
+    "a timeout of null": _settings(handler=', "timeout": null'),
+    "a timeout as text": _settings(handler=', "timeout": "10"'),
+    "an async as text": _settings(handler=', "async": "yes"'),
+    "a statusMessage of null": _settings(handler=', "statusMessage": null'),
+    "a prompt handler": _beside('{"type": "prompt", "prompt": "x"}'),
+    "a handler type Claude Code does not know": _beside('{"type": "Command", "command": "true"}'),
+    "a command handler with no command": _beside('{"type": "command"}'),
+}
+# What 2.1.332 reads and 2.1.197 ignores (the oracle and engram refuse them).
+STRICTER_BEFORE = {"a handler type Claude Code does not know", "a command handler with no command"}
+
+
+def test_engram_links_exactly_the_settings_claude_reads(version: str) -> None:
+    problems = []
+    for name, text in SETTINGS_SAMPLES.items():
+        with conversation(CLIENT, version) as c:
+            setup(c)
+            marker = c.home / "the-users-hook-ran"
+            settings = c.workspace / ".claude" / "settings.json"
+            settings.parent.mkdir(exist_ok=True)
+            content = text.replace("{marker}", str(marker))
+            settings.write_text(content, encoding="utf-8")
+            c.run(name.replace(" ", "-"), prompt("Hello there."))
+            ran = marker.exists()
+            oracle = host_accepts("claude", content)
+            linked = c.engram("link", "claude", "--dry-run", check=False).returncode == 0
+            if oracle != ran and not (ran and name in STRICTER_BEFORE):
+                problems.append(f"{name}: Claude Code {'runs' if ran else 'ignores'} its hooks, "
+                                "the unit tests' oracle says otherwise")
+            if linked != oracle:
+                problems.append(f"{name}: engram {'links' if linked else 'refuses'} it, the "
+                                f"oracle says Claude Code {'reads' if oracle else 'ignores'} it")
+            verdict(c, f"settings.json with {name}: engram links it exactly when Claude Code "
+                    "reads it", problems)
