@@ -857,6 +857,32 @@ def _wrapped_blocks(text: str, runs: list[tuple[int, int]]) -> Iterator[tuple[in
         index = last + 1
 
 
+# Base64 hard-wrapped narrower than a run (`fold -w 16`, a YAML block scalar at 20 columns):
+# lines of 4 to 23 base64 characters one under the other, the first possibly after a key
+# (`client-key-data: `), the lines between the first and the last of one width, three lines
+# at least. Tried at line starts only (`^` fails at once elsewhere).
+_NARROW_BLOCK: Final = re.compile(
+    r"(?m)^[ \t>]{0,40}(?:[\"']?[A-Za-z_][A-Za-z0-9_.-]{0,63}[\"']?[ \t]{0,4}[:=][ \t]{0,4}[|>]?[-+]?"
+    r"[ \t]{0,4}(?:\r?\n[ \t]{0,40})?)?[\"']?([A-Za-z0-9+/_-]{4,23})[ \t]*\r?\n"
+    r"(?:[ \t>]{0,40}[A-Za-z0-9+/_-]{1,23}={0,2}[\"']?[ \t]*(?:\r?\n|\Z)){2,4000}")
+_NARROW_LINE: Final = re.compile(r"[A-Za-z0-9+/_-]{1,23}={0,2}")
+
+
+def _narrow_blocks(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each block of base64 wrapped narrower than `_BASE64_RUN` finds."""
+    for block in _NARROW_BLOCK.finditer(text):
+        lines = list(_NARROW_LINE.finditer(text, block.end(1), block.end()))
+        width, end = lines[0].end() - lines[0].start(), lines[0].end()
+        for line in lines[1:]:
+            if line.end() - line.start() > width or text[end - 1] == "=":
+                break
+            end = line.end()
+            if line.end() - line.start() < width:
+                break  # the short last line
+        if end > lines[1].start():
+            yield block.start(1), end
+
+
 def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]]:
     """Tokens under up to `_DECODE_DEPTH` encodings; each hit is the whole outer run."""
     base64_runs = [(m.start(), m.end()) for m in _BASE64_RUN.finditer(text)]
@@ -865,6 +891,8 @@ def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]
             for start, end in base64_runs]
     if "\n" in text and len(base64_runs) >= 1:
         runs += [("base64", start, end) for start, end in _wrapped_blocks(text, base64_runs)]
+    if "\n" in text:
+        runs += [("base64", start, end) for start, end in _narrow_blocks(text)]
     if "%" in text:
         runs += [("percent", start, end) for start, end in _percent_runs(text)]
     for how, start, end in runs:
@@ -1232,7 +1260,7 @@ def visible(text: str) -> tuple[str, list[int] | None]:
 # is scanned unescaped too (`ghp\u005f...`, `postgres:\/\/admin:pw@db`,
 # `"[client]\npassword=abc"`, `ghp&#95;...`).
 _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
-                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrt!-/:-@\[-`{-~]))"
+                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrt!-/:-@\[-`{-~])|(\r?\n))"
                             r"|&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
 _ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t"}
 
@@ -1249,6 +1277,34 @@ _ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/|[\"'][
                                  r"|[:=][ \t]{0,3}\\[\"']"
                                  r"|(?<=[A-Za-z0-9])\\{1,8}[-_.+=:@~*!#%&^$?](?=[A-Za-z0-9])"
                                  r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# The same escape where a line break cuts the word (`ghp` / `\_...`, `ghp\_` / `...`), and
+# Markdown's hard line break (a backslash ending a line) inside a word: found from the
+# backslashes (a pattern that starts with one is searched for as fast as a string), the word
+# around the line break checked by hand.
+_CUT_ESCAPE: Final = re.compile(r"\\{1,8}(?:[-_.+=:@~*!#%&^$?](?=[A-Za-z0-9]|\r?\n[ \t>]{0,40}[A-Za-z0-9])"
+                                r"|(?=\r?\n[ \t>]{0,40}[-_.+=:@~*!#%&^$?A-Za-z0-9]))")
+_LINE_INDENT: Final = " \t>"
+
+
+def _escape_cut_by_a_line(text: str) -> bool:
+    for match in _CUT_ESCAPE.finditer(text):
+        start, end = match.start(), match.end()
+        if text[end:end + 1] in ("\r", "\n"):
+            before = start  # an escape or a hard break ending its line: a word goes on before it
+        else:
+            # An escape opening a line (after its indentation or quote marks): the line before
+            # must end inside a word.
+            before = start
+            while before > 0 and start - before <= 40 and text[before - 1] in _LINE_INDENT:
+                before -= 1
+            if before == 0 or text[before - 1] != "\n":
+                continue
+            before -= 1 + (text[before - 2:before - 1] == "\r")
+        if before > 0 and text[before - 1].isascii() and text[before - 1].isalnum():
+            return True
+    return False
+
+
 # Searched only in text holding an escaped quote: a pattern that can start at any letter costs
 # every card a slower search.
 _SECRET_QUOTE_HINT: Final = re.compile(r"(?i:pass(?:word|wd|phrase)?|pwd|token|secret|key|-[pau])[ \t]{0,4}\\[\"']")
@@ -1280,11 +1336,13 @@ def _escape_read(match: re.Match[str]) -> str | None:
         return chr(int(code, 16))
     if match.group(5):
         return _ESCAPED.get(match.group(5), match.group(5))
-    if match.group(8):
+    if match.group(6):
+        return "\n"  # Markdown's hard line break: the backslash is not shown
+    if match.group(9):
         from html.entities import html5
 
-        return html5.get(match.group(8) + ";")
-    number = int(match.group(6), 10) if match.group(6) else int(match.group(7), 16)
+        return html5.get(match.group(9) + ";")
+    number = int(match.group(7), 10) if match.group(7) else int(match.group(8), 16)
     return chr(number) if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF else None
 
 
@@ -1292,7 +1350,8 @@ def _unescaped(text: str) -> tuple[str, list[int], list[int]] | None:
     """`text` with its string escapes read, and each character's start and end in `text`;
     None when it holds none that could hide a secret."""
     if _ESCAPE_HINT.search(text) is None and not ("\\n" in text and _holds_escaped_lines(text)) \
-            and not (("\\\"" in text or "\\'" in text) and _SECRET_QUOTE_HINT.search(text)):
+            and not (("\\\"" in text or "\\'" in text) and _SECRET_QUOTE_HINT.search(text)) \
+            and not ("\\" in text and "\n" in text and _escape_cut_by_a_line(text)):
         return None
     chars: list[str] = []
     starts: list[int] = []

@@ -315,3 +315,58 @@ def test_hard_wrapped_prose_and_code_next_to_secret_words_is_left_alone() -> Non
             "policy is enforced by the gateway.\nAPI_KEY=\n"
             "- set `API_KEY`\n- then run `make deploy`\n")
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("written", [
+    "ghp\n\\_{rest}",  # the escape opens the next line
+    "ghp\n    \\_{rest}",  # indented
+    "> ghp\n> \\_{rest}",  # in a quote
+    "ghp\\_\n{rest}",  # the escape ends the line
+    "ghp\\\n_{rest}",  # Markdown's hard line break inside the word
+    "gh\\\np\\_{rest}",
+])
+def test_a_markdown_escape_where_a_line_cuts_the_token_is_read(written: str) -> None:
+    """A wrapper that cuts a token next to a Markdown escape (`ghp` / `\\_...`): the model
+    reads `_` for `\\_` and the two lines joined, so it reads the token."""
+    rest = "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    text = "use " + written.format(rest=rest) + " here"
+    assert [hit.kind for hit in find_secrets(text)] == ["github-token"], text
+    assert "aBcDeFgHiJ" not in redact(text), text
+
+
+def test_escapes_and_hard_breaks_at_line_ends_that_hide_no_secret_are_left_alone() -> None:
+    text = ("docker run --rm \\\n  -e MODE=dev \\\n  app\nline one\\\nline two\n"
+            "\\- not a list\nfoo\n\\_bar\\_ and `a\\`\nAPI\\_KEY is set in the vault\n")
+    assert find_secrets(text) == []
+
+
+def _narrow(blob: str, width: int, indent: str) -> str:
+    return "\n".join(indent + blob[i:i + width] for i in range(0, len(blob), width))
+
+
+@pytest.mark.parametrize("width", [4, 8, 12, 16, 20, 23, 24, 64])
+def test_base64_wrapped_narrower_than_a_run_is_decoded(width: int) -> None:
+    """A kubeconfig's `client-key-data` (a PEM key in base64) or a base64 token hard-wrapped
+    at any width, after its key or in a block scalar: no line of it survives; a certificate
+    wrapped the same way (public) is left alone."""
+    import base64
+    import random
+
+    rng = random.Random(width)
+    alphabet = string.ascii_letters + string.digits + "+/"
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\n"
+           + "\n".join("".join(rng.choice(alphabet) for _ in range(64)) for _ in range(12))
+           + "\n-----END RSA PRIVATE KEY-----\n")
+    key = base64.b64encode(pem.encode()).decode()
+    token = base64.b64encode(b"GITHUB_TOKEN=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\n").decode()
+    for blob, kind in ((key, "private-key"), (token, "github-token")):
+        for text in ("users:\n- name: admin\n  user:\n    client-key-data: "
+                     + _narrow(blob, width, "      ").lstrip(),
+                     "users:\n- name: admin\n  user:\n    client-key-data: |\n" + _narrow(blob, width, "      "),
+                     "token.b64:\n" + _narrow(blob, width, "") + "\nend of file"):
+            redacted = redact(text)
+            assert [hit.kind for hit in find_secrets(text)] == [kind], text
+            assert [line for line in _narrow(blob, width, "").split("\n")
+                    if len(line) >= 4 and line in redacted.replace(" ", "")] == [], redacted
+    certificate = base64.b64encode(pem.replace("RSA PRIVATE KEY", "CERTIFICATE").encode()).decode()
+    assert find_secrets("certificate-authority-data: |\n" + _narrow(certificate, width, "  ")) == []
