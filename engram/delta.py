@@ -3,7 +3,7 @@ were already delivered, and the budgeted text. Pure."""
 
 from __future__ import annotations
 
-from engram import budget, render
+from engram import budget, render, seams
 from engram.record import Record, frozen
 from engram.render import Item
 
@@ -40,6 +40,9 @@ class Answer(Record):
     reused: int = 0
     action: str = "replace"  # for single-slot hosts (OpenCode): replace | retain | clear
     slot: str = ""  # single-slot hosts: the token naming what `text` fills the slot with
+    # Cards kept out because a secret runs into them from the card shown before them
+    # ("later after earlier"), for the hook's log.
+    withheld: tuple[str, ...] = ()
 
 
 EMPTY: Final = Answer("", (), 0)
@@ -73,12 +76,23 @@ def answer(new: list[Routed], already: list[Routed], routed_keys: list[str], pro
     def proof_line(loaded: int, reused: int, skipped: int) -> str:
         return render.proof_line(routed_keys, loaded, reused, skipped, note)
 
-    fitted = budget.fit([r.item for r in new], already_ids, proof_line if proof else None,
-                        unit, limit)
+    withheld: list[str] = []
+    while True:
+        fitted = budget.fit([r.item for r in new], already_ids, proof_line if proof else None,
+                            unit, limit)
+        shown = [(item, False) for item in fitted.full] + [(item, True) for item in fitted.folded]
+        cut = seams.cut_between(shown) if len(shown) > 1 else None
+        if cut is None:
+            break
+        # A secret runs from one card into the next: the later one stays out of this answer
+        # (not sent, not recorded), so the two halves never meet in it.
+        withheld.append(f"{shown[cut][0].id} after {shown[cut - 1][0].id}")
+        new = [r for r in new if r.id != shown[cut][0].id]
     sent_ids = {item.id for item in fitted.full}
     sent = tuple(r.key for r in new if r.id in sent_ids)
     return Answer(fitted.text, sent, fitted.size, len(fitted.full), len(fitted.folded),
-                  len(fitted.dropped), len(set(already_ids)))
+                  len(fitted.dropped) + len(withheld), len(set(already_ids)),
+                  withheld=tuple(withheld))
 
 
 def silence_note(mode: str, kind: str) -> str:

@@ -243,6 +243,12 @@ class HookCall:
         """Write the answer (once). Called under the delivery lock, before the record: a
         write that raises leaves the transaction, and so the record, unwritten."""
         text = self.encoded(result)
+        if result.withheld:
+            from engram import log
+
+            for pair in result.withheld:
+                log.note(f"card {pair}: not sent, a secret runs from one into the other",
+                         name="hook.log")
         if self.write is not None:
             self.write(text)
         self.written = text

@@ -116,17 +116,17 @@ def neutralize(text: str) -> str:
     return "\n".join(lines)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     return neutralize(" ".join(text.translate(_INVISIBLE).split()) if not text.isascii()
                       else " ".join(text.split()))
 
 
 def body_block(item: Item) -> str:
-    return f"{HEADER_PREFIX}{item.id} — {_one_line(item.title)}\n{neutralize(item.body.strip())}"
+    return f"{HEADER_PREFIX}{item.id} — {one_line(item.title)}\n{neutralize(item.body.strip())}"
 
 
 def folded_line(item: Item) -> str:
-    return f"- {item.id}: {_one_line(item.card)}"
+    return f"- {item.id}: {one_line(item.card)}"
 
 
 def already_line(ids: Iterable[str]) -> str:

@@ -158,7 +158,7 @@ def old_neutralize(sample: str) -> str:
 def test_neutralize_equals_the_regex_version(sample: str) -> None:
     assert render.neutralize(sample) == old_neutralize(sample)
     assert render.break_lines(sample) == BREAKS.sub("\n", sample).split("\n")
-    assert render._one_line(sample) == old_neutralize(
+    assert render.one_line(sample) == old_neutralize(
         " ".join(re.sub(INVISIBLE, "", sample).split()) if not sample.isascii()
         else " ".join(sample.split()))
     for line in sample.split("\n"):

@@ -182,3 +182,37 @@ def test_hook_context_in_a_gemini_prompt_is_never_routed_on(tmp_path: Path) -> N
     only_context = context(call("gemini", payload("gemini", "BeforeAgent.json", ws,
                                                   prompt=injected, session_id="g-only")))
     assert only_context == ""
+
+
+HEAD, REST = GITHUB[:21], GITHUB[21:]  # neither half is a token
+
+
+def _half_card(card_id: str, where: str, always: bool = True) -> str:
+    """A card ending with a token's first half whose rest opens a field of every other card
+    of the same kind (so whichever the router puts second, the seam holds the token)."""
+    title = f"{REST} notes" if where == "title" else "Release notes"
+    card = f"card: {REST} then {HEAD}\n" if where == "card" else ""
+    # Shown folded (over the host's budget), a card shows its one line alone.
+    filler = " ".join(f"release step {i} of many." for i in range(900)) + "\n\n" \
+        if where == "card" else ""
+    return (f"---\nid: {card_id}\ntitle: {title}\n{card}tags: [release]\n"
+            f"always: {str(always).lower()}\n---\n{filler}Release with the token below.\n\n"
+            f"    {HEAD}\n")
+
+
+@pytest.mark.parametrize("where", ["title", "id", "card"])
+def test_a_token_cut_between_two_cards_of_one_answer_never_reaches_the_model(
+        where: str, tmp_path: Path) -> None:
+    """Each half passes the gate alone; one answer holding both shows them one after the
+    other with only engram's header between, and the model reads the token. The later card
+    stays out of that answer; the earlier one still goes."""
+    ids = [f"{REST.lower()}-a", f"{REST.lower()}-b"] if where == "id" else ["half-a", "half-b"]
+    cards = {card_id: _half_card(card_id, where) for card_id in ids}
+    ws = make_workspace(tmp_path / "proj", cards=cards, config={"hooks": {"path_rules": "hook"}})
+    for host, event in (("claude", "SessionStart.json"), ("codex", "SessionStart.json")):
+        text = context(call(host, payload(host, event, ws, source="startup")))
+        reader = " ".join(text.split()).replace(f"{HEAD} ### engram memory: ", HEAD).replace(
+            f"{HEAD} ", HEAD).replace(f"{HEAD} - ", HEAD)
+        assert GITHUB not in reader and GITHUB.lower() not in reader.lower(), text
+        shown = [card_id for card_id in ids if f"- {card_id}:" in text or f"{card_id} —" in text]
+        assert len(shown) == 1, text
