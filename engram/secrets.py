@@ -866,10 +866,16 @@ _NARROW_BLOCK: Final = re.compile(
     r"[ \t]{0,4}(?:\r?\n[ \t]{0,40})?)?[\"']?([A-Za-z0-9+/_-]{4,23})[ \t]*\r?\n"
     r"(?:[ \t>]{0,40}[A-Za-z0-9+/_-]{1,23}={0,2}[\"']?[ \t]*(?:\r?\n|\Z)){2,4000}")
 _NARROW_LINE: Final = re.compile(r"[A-Za-z0-9+/_-]{1,23}={0,2}")
+# Two such lines one under the other: what any block holds, searched from its line break (far
+# cheaper than trying the block at every line start of every card).
+_NARROW_PAIR: Final = re.compile(r"\n[ \t>]{0,40}[A-Za-z0-9+/_-]{1,23}={0,2}[\"']?[ \t]*\r?\n"
+                                 r"[ \t>]{0,40}[A-Za-z0-9+/_-]{1,23}={0,2}[\"']?[ \t]*(?:\r?\n|\Z)")
 
 
 def _narrow_blocks(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each block of base64 wrapped narrower than `_BASE64_RUN` finds."""
+    if _NARROW_PAIR.search(text) is None:
+        return
     for block in _NARROW_BLOCK.finditer(text):
         lines = list(_NARROW_LINE.finditer(text, block.end(1), block.end()))
         width, end = lines[0].end() - lines[0].start(), lines[0].end()
@@ -1379,9 +1385,83 @@ def _unescaped(text: str) -> tuple[str, list[int], list[int]] | None:
     return "".join(chars), starts, ends
 
 
+# Inline markup a Markdown reader does not read as text: emphasis and strikethrough marks,
+# code span backticks, an HTML tag or comment, a link's brackets and target. Inside a word
+# (`ghp_aBc*dEf*...`, `ghp_aBc<!-- -->dEf...`, `ghp_aBc`dEf`...`) the word reads whole to
+# the model, so it is scanned with that markup taken out too.
+_INLINE_MARKUP: Final = re.compile(
+    r"(?:\*{1,3}|~{1,2}|`{1,3}|<!--[^\n]{0,200}?-->|</?[A-Za-z][A-Za-z0-9-]{0,15}"
+    r"(?:[ \t][^<>\n]{0,100})?/?>|\]\([^()\s]{0,300}\)|\[)+")
+# Two string literals joined (`"ghp_aBc" + "DeF..."`, Python's and C's `"..." "..."`, PHP's
+# `.`, Lua's `..`, SQL's `||`, VB's `&`): code splits a token so, and a reader joins it back.
+_CONCAT: Final = re.compile(r"[\"'][ \t]{0,4}(?:\+|\.{1,2}|&|\|\|)?[ \t]{0,4}[\"']")
+_MARKUP_CHARS: Final = ("*", "~", "`", "<", "[", "]", "\"", "'")
+
+
+def _markup_after_a_word(text: str) -> Iterator[int]:
+    """Where a markup character follows a letter, digit, `_` or `-` (found with `str.find`:
+    a pattern that may start at any of them scans slower than the whole detector)."""
+    for mark in _MARKUP_CHARS:
+        position = text.find(mark, 1)
+        while position > 0:
+            previous = text[position - 1]
+            if previous.isalnum() or previous in "_-":
+                yield position
+            position = text.find(mark, position + 1)
+
+
+def _unmarked(text: str) -> tuple[str, list[int]] | None:
+    """The lines of `text` where inline markup sits inside a word that may be generated (8
+    characters or more once read whole, a digit or a capital among them), that markup taken
+    out, and for each character left its offset in `text`; None when there are none. Only
+    those lines: a secret the markup hid runs across it (no markup spans a line break)."""
+    lines: dict[int, list[tuple[int, int]]] = {}
+    end = 0
+    for start in sorted(_markup_after_a_word(text)):
+        pattern = _CONCAT if text[start] in "\"'" else _INLINE_MARKUP
+        match = pattern.match(text, start) if start >= end else None
+        if match is None:
+            continue
+        end = match.end()
+        if end == len(text) or not (text[end].isalnum() or text[end] in "_-"):
+            continue
+        before = text[max(0, start - 300):start].split()
+        after = text[end:end + 300].split(None, 1)
+        word = (before[-1] if before else "") + (after[0] if after else "")
+        if len(word) >= 8 and any(c.isdigit() or c.isupper() for c in word):
+            lines.setdefault(text.rfind("\n", 0, start) + 1, []).append((start, end))
+    if not lines:
+        return None
+    kept: list[int] = []
+    for line_start, cuts in lines.items():
+        found = text.find("\n", cuts[-1][1])
+        if kept:
+            kept.append(line_start - 1)  # the line break before this line, twice (a blank
+            if kept[-2] != line_start - 2:  # line) when lines were left out between
+                kept.append(line_start - 1)
+        line_end = len(text) if found < 0 else found
+        position = line_start
+        for start, end in cuts:
+            kept.extend(range(position, start))
+            position = end
+        kept.extend(range(position, line_end))
+    return "".join(text[i] for i in kept), kept
+
+
+# Unicode's tag characters for printable ASCII (U+E0020-U+E007E): invisible when rendered,
+# yet a model reads each as the ASCII character it stands for ("ASCII smuggling"). Scanned
+# deleted (as a renderer shows the text) and read as ASCII (as the model may).
+_TAG_ASCII: Final = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     scanned, kept = visible(text)
     spans = list(_scan(scanned))
+    if any(c in scanned for c in _MARKUP_CHARS):
+        unmarked = _unmarked(scanned)
+        if unmarked is not None:
+            view, offsets = unmarked
+            spans += [(kind, offsets[start], offsets[end - 1] + 1) for kind, start, end in _scan(view)]
     if kept is not None:
         # Back to offsets in `text`: a span covers the invisible characters inside it.
         spans = [(kind, kept[start], kept[end - 1] + 1) for kind, start, end in spans]
@@ -1391,6 +1471,9 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret in `text`, in order, overlaps merged (the earliest, then longest, wins)."""
     spans = _spans(text)
+    if not text.isascii() and max(text) >= "\U000e0020" and any(
+            "\U000e0020" <= c <= "\U000e007e" for c in text):
+        spans += _spans(text.translate(_TAG_ASCII))  # one code point for one: offsets stay
     view = _unescaped(text)
     starts: list[int] = []
     ends: list[int] = []

@@ -370,3 +370,53 @@ def test_base64_wrapped_narrower_than_a_run_is_decoded(width: int) -> None:
                     if len(line) >= 4 and line in redacted.replace(" ", "")] == [], redacted
     certificate = base64.b64encode(pem.replace("RSA PRIVATE KEY", "CERTIFICATE").encode()).decode()
     assert find_secrets("certificate-authority-data: |\n" + _narrow(certificate, width, "  ")) == []
+
+
+@pytest.mark.parametrize("written", [
+    "ghp_aBcDeFgHiJ*kLmNoPqRsTuVwXyZ0123456789*",  # the rest in emphasis
+    "**ghp_aBcDeFgHiJ**kLmNoPqRsTuVwXyZ0123456789",
+    "ghp_aBcDeFgHiJ~~kLmNo~~PqRsTuVwXyZ0123456789",
+    "ghp_aBcDeFgHiJ`kLmNoPqRsTuVwXyZ0123456789`",
+    "ghp_aBcDeFgHiJ<!-- -->kLmNoPqRsTuVwXyZ0123456789",
+    "ghp_aBcDeFgHiJ<span class=\"x\">kLmNoPqRsTuVwXyZ0123456789</span>",
+    "ghp_aBcDeFgHiJ<b></b>kLmNoPqRsTuVwXyZ0123456789",
+    "[ghp_aBcDeFgHiJ](https://example.com)kLmNoPqRsTuVwXyZ0123456789",
+    "DB_PASSWORD=Zq8v*Lm2K*x9Tr",
+])
+def test_a_token_cut_by_inline_markdown_is_found(written: str) -> None:
+    """Emphasis, strikethrough and code marks, an HTML tag or comment, a link inside a word:
+    Markdown shows the word whole, and the model reads it so."""
+    text = f"use {written} here\nand more"
+    assert find_secrets(text), text
+    assert "aBcDeFgHiJ" not in redact(text) and "Lm2K" not in redact(text), redact(text)
+
+
+def test_inline_markdown_inside_ordinary_words_is_left_alone() -> None:
+    text = ("**Note**: run `make test`; a*b*c is `x`; List<String>foo and Map<K, V>;\n"
+            "see [the docs](https://example.com/a)and **Bold**Text, snake_case*2 and v1.2`3`\n")
+    assert find_secrets(text) == []
+
+
+def test_a_token_in_unicode_tag_characters_is_found() -> None:
+    """Tag characters (U+E0020-U+E007E) are invisible when shown, yet a model reads each as the
+    ASCII character it stands for: a token written in them is found, and so is one split by
+    one of them (read deleted)."""
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in token)
+    assert [hit.kind for hit in find_secrets(f"see {hidden} ok")] == ["github-token"]
+    assert redact(f"see {hidden} ok") == "see [REDACTED:github-token] ok"
+    split = token[:20] + chr(0xE0041) + token[20:]
+    assert [hit.kind for hit in find_secrets(split)] == ["github-token"]
+
+
+@pytest.mark.parametrize("written", [
+    'ID = "ghp_aBcDeFgHiJ" + "kLmNoPqRsTuVwXyZ0123456789"',
+    "ID = 'sk-ant-api03-' 'Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5Yz7'",
+    '$id = "AKIAIOSF" . "ODNN7EXAMPLE";',
+    'local id = "glpat-" .. "Ab3Cd5Ef7Gh9Ij1Kl3Mn"',
+])
+def test_a_token_split_into_joined_string_literals_is_found(written: str) -> None:
+    """Code that splits a token into two literals it joins (as some do to get past a push
+    scanner): a reader joins them back."""
+    assert find_secrets(written), written
+    assert find_secrets("it's 'fine' and \"ok\" + \"Done\"; x = \"abc\" + \"Def123456\"") == []
