@@ -617,6 +617,14 @@ def _wrapped_tokens(text: str) -> Iterator[tuple[str, int, int]]:
             if hit is not None:
                 yield hit[0], before - len(head), _wrapped_end(text, joined, hit[0], end)
                 break
+        else:
+            if head.endswith("-") and head[-2:-1].isalnum() and tail[:1].isalnum():
+                # A word hyphenated at the line's end, which a reader joins without the hyphen.
+                joined = head[:-1] + tail
+                found = next(((kind, hit_end) for kind, hit_start, hit_end in _scan_plain(joined)
+                              if hit_start < len(head) - 1 < hit_end), None)
+                if found is not None:
+                    yield found[0], before - len(head), match.end() + found[1] - len(head) + 1
 
 
 _WRAP_CHARS: Final = 300
@@ -1266,9 +1274,9 @@ def visible(text: str) -> tuple[str, list[int] | None]:
 # is scanned unescaped too (`ghp\u005f...`, `postgres:\/\/admin:pw@db`,
 # `"[client]\npassword=abc"`, `ghp&#95;...`).
 _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
-                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrt!-/:-@\[-`{-~])|(\r?\n))"
+                            r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrtbf!-/:-@\[-`{-~])|(\r?\n))"
                             r"|&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
-_ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t"}
+_ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 
 
 # An escaped quote next to a `:` or `=` (`{\"password\": \"...\"}`, `PASSWORD=\"...\"`):
@@ -1454,9 +1462,38 @@ def _unmarked(text: str) -> tuple[str, list[int]] | None:
 _TAG_ASCII: Final = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
 
 
+# Control characters a terminal does not show (a colour's escape sequence, NUL, DEL, a
+# character a backspace erases): a tool's coloured output (`grep --color` inside a token)
+# reads whole on a screen and in a transcript to a reader who knows them, so text holding them
+# is scanned without them too.
+_CONTROL_CHAR: Final = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f]")
+_ESCAPE_SEQUENCE: Final = re.compile(r"\x1b(?:\[[0-?]{0,32}[ -/]{0,4}[@-~]|\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?"
+                                     r"|[@-Z\\-_])")
+
+
+def _uncontrolled(text: str) -> tuple[str, list[int]]:
+    """`text` as a terminal shows it, and for each character left its offset in `text`."""
+    kept: list[int] = []
+    position = 0
+    for match in _CONTROL_CHAR.finditer(text):
+        start = match.start()
+        if start < position:
+            continue  # inside an escape sequence already taken out
+        sequence = _ESCAPE_SEQUENCE.match(text, start) if text[start] == "\x1b" else None
+        kept.extend(range(position, start))
+        if text[start] == "\x08" and kept and text[kept[-1]] != "\n":
+            kept.pop()  # a backspace erases the character before it
+        position = sequence.end() if sequence else start + 1
+    kept.extend(range(position, len(text)))
+    return "".join(text[i] for i in kept), kept
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     scanned, kept = visible(text)
     spans = list(_scan(scanned))
+    if _CONTROL_CHAR.search(scanned) is not None:
+        view, offsets = _uncontrolled(scanned)
+        spans += [(kind, offsets[start], offsets[end - 1] + 1) for kind, start, end in _scan(view)]
     if any(c in scanned for c in _MARKUP_CHARS):
         unmarked = _unmarked(scanned)
         if unmarked is not None:

@@ -420,3 +420,31 @@ def test_a_token_split_into_joined_string_literals_is_found(written: str) -> Non
     scanner): a reader joins them back."""
     assert find_secrets(written), written
     assert find_secrets("it's 'fine' and \"ok\" + \"Done\"; x = \"abc\" + \"Def123456\"") == []
+
+
+@pytest.mark.parametrize("cut", [
+    "\x1b[31m",  # a colour, as `grep --color=always` marks a match inside the token
+    "\x1b[01;31m\x1b[K",
+    "\x1b]8;;https://example.com\x07",  # a terminal hyperlink
+    "\x00", "\x7f", "x\x08",  # NUL, DEL, a character a backspace erases
+])
+def test_a_token_cut_by_what_a_terminal_does_not_show_is_found(cut: str) -> None:
+    """A tool's output in a transcript (`observe`) or pasted into a card: a terminal shows the
+    token whole, and so does a reader who knows the codes; in the JSON of a transcript too."""
+    import json
+
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    text = f"out: {token[:15]}{cut}{token[15:]}\x1b[0m done"
+    for written in (text, json.dumps({"output": text})):
+        assert [hit.kind for hit in find_secrets(written)] == ["github-token"], written
+        assert "aBcDeFgHiJ" not in redact(written) and "kLmNoPq" not in redact(written)
+    assert find_secrets("\x1b[1mbold\x1b[0m text, ab\x08c and a \x00 byte") == []
+
+
+def test_a_token_hyphenated_at_a_line_end_is_found() -> None:
+    """A word cut at a line's end with a hyphen, which a reader joins without it."""
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    text = f"use {token[:15]}-\n{token[15:]} here"
+    assert [hit.kind for hit in find_secrets(text)] == ["github-token"]
+    assert redact(text) == "use [REDACTED:github-token] here"
+    assert find_secrets("a well-\nknown pre-\nprocessing step") == []
