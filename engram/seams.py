@@ -58,22 +58,25 @@ def _opening(item: Item, folded: bool, lines: int) -> str:
 
 def _may_go_on(before: str, after: str) -> bool:
     """Could a value run from the end of `before` into the start of `after`? Not when the
-    later part opens with a word (a title's `Deploy`, a sentence) or the earlier one ends a
-    sentence, a quote or a code span; an open quote on the last line always may."""
+    later part opens with words (a title's `Deploy`, `PowerShell`, `Step-by-step`) or the
+    earlier one ends a sentence, a quote or a code span, or a word with nothing on its line
+    naming a secret; a word inside a quote left open (a passphrase) always may."""
     last_line = before[before.rfind("\n") + 1:]
-    if last_line.count('"') % 2:
-        return True
     words_before, words_after = last_line.rsplit(None, 1), after.split(None, 1)
     if not words_before or not words_after:
         return False
     last, first = words_before[-1].rstrip("*~"), words_after[0].strip(_MARKS)
-    if not last or not any(c.isalnum() for c in last) or last[-1] in ".!?)]}`'\"。…":
+    if not any(c.isalnum() for c in last):
         return False
-    if len(first) < 2 or len(last) + len(first) < 8 or _is_word(first.rstrip(":")):
+    if last_line.count('"') % 2:
+        return True
+    if last[-1] in ".!?)]}`'\"。…" or len(last) + len(first) < 8 or _is_words(first.rstrip(":")):
         return False
     if _is_word(last.lstrip(_MARKS)) and not any(word in last_line.lower() for word in _NAMING):
         return False  # a word ends the part, and nothing on its line names a secret
-    return any(c.isdigit() or c.isupper() or c in _JOINING for c in first)
+    if any(c.isdigit() for c in first):
+        return True
+    return len(first) >= 4 and any(c.isupper() or c in _JOINING for c in first)
 
 
 def _is_word(text: str) -> bool:
@@ -81,6 +84,25 @@ def _is_word(text: str) -> bool:
     letters = text.replace("_", "")
     return letters.isalpha() and (letters.islower() or letters.isupper() and len(letters) <= 5
                                   or letters[0].isupper() and letters[1:].islower())
+
+
+def _is_words(text: str) -> bool:
+    """Words joined (`Step-by-step`, `snake_case`, `PowerShell`, `TaskSync`, `iPhone`):
+    each piece between separators a word, or words run together in camel case, each of three
+    letters or more after the first (a generated `RsTuVwXyZ` changes case every letter or two)."""
+    pieces = text.replace("-", " ").replace("_", " ").replace(".", " ").replace("/", " ").split()
+    if not pieces:
+        return False
+    for piece in pieces:
+        if _is_word(piece):
+            continue
+        if not piece.isalpha() or not piece.isascii():
+            return False
+        starts = [0] + [i for i, c in enumerate(piece) if c.isupper() and i > 0]
+        humps = [piece[a:b] for a, b in zip(starts, starts[1:] + [len(piece)], strict=True)]
+        if any(len(hump) < 3 or not hump[1:].islower() for hump in humps[1:]):
+            return False
+    return True
 
 
 def cut_between(parts: Sequence[tuple[Item, bool]]) -> int | None:

@@ -216,3 +216,18 @@ def test_a_token_cut_between_two_cards_of_one_answer_never_reaches_the_model(
         assert GITHUB not in reader and GITHUB.lower() not in reader.lower(), text
         shown = [card_id for card_id in ids if f"- {card_id}:" in text or f"{card_id} —" in text]
         assert len(shown) == 1, text
+
+
+@pytest.mark.parametrize("rest", ["RsTuVwXyZaBcDeFgHiJ", "RsTuVwXyZ0123456789"])
+def test_the_seam_look_lets_no_token_rest_through_unread(rest: str) -> None:
+    """The cheap look at a seam passes over words (`PowerShell`, `Step-by-step`), never the
+    rest of a token, with digits or without."""
+    from engram import seams
+    from engram.render import Item
+
+    earlier = Item(id="a", title="Release", card="", body="Release with\n\n    ghp_aBcDeFgHiJkLmNoPq",
+                   priority=0, rank=0)
+    for title in (f"{rest} notes", "PowerShell notes", "Step-by-step notes"):
+        later = Item(id="b", title=title, card="", body="Then tag it.", priority=0, rank=1)
+        expected = 1 if title.startswith(rest) else None
+        assert seams.cut_between([(earlier, False), (later, False)]) == expected, title
