@@ -145,6 +145,7 @@ def touch(entry: dict[str, Any], now: float) -> None:
 def reset(entry: dict[str, Any], now: float) -> None:
     entry["delivered"] = []
     entry["start_done"] = False
+    entry.pop("start_always", None)
     # What a resumed history would drop was sent before the reset, and is gone with it: a
     # body sent again after the reset stays in a resumed history and must stay recorded.
     entry.pop("resume_drops", None)
@@ -353,7 +354,7 @@ def is_valid(document: Any) -> bool:
                 or not isinstance(entry.get("start_done"), bool) \
                 or not _is_number(entry.get("created")) or not _is_number(entry.get("updated")) \
                 or any(name in entry and not _is_key_list(entry[name])
-                       for name in ("slot", "resume_drops")) \
+                       for name in ("slot", "resume_drops", "start_always")) \
                 or ("reset_at" in entry and not _is_number(entry["reset_at"])) \
                 or ("reset_by" in entry and not isinstance(entry["reset_by"], str)) \
                 or ("view_keys" in entry and not isinstance(entry["view_keys"], bool)) \

@@ -405,6 +405,7 @@ class HookCall:
         elif routed is None:
             delivery.touch(entry, now)  # a call of the session: its record is in use
             return delta.EMPTY
+        always_now = [r.id for r in routed if r.always]
         if event.kind == "prompt" and entry.get("start_done") and not pending:
             # Always-on cards are context for the whole session, not answers to a prompt:
             # after the start they come again only when the prompt routes them for
@@ -412,10 +413,14 @@ class HookCall:
             # found delivered and not listed), or when the session holds an older version
             # of one (edited since it was sent: the model's copy is stale).
             held = _held_by_id(entry.get("delivered") or ())
-            # One dropped with a blocked prompt (the start's share that a session's first
-            # prompt carried) never reached the model: it goes again.
+            # An always card the session's start (or last prompt) did not know of (added,
+            # renamed, made always or freed of a secret since) comes now, as the start would
+            # have brought it; one dropped with a blocked prompt (the start's share that a
+            # session's first prompt carried) never reached the model: it goes again. In a
+            # record written before `start_always`, the start knew of what it delivered.
+            known = set(entry["start_always"]) if "start_always" in entry else set(held)
             routed = [r for r in routed if not r.always or r.id in self.on_merit
-                      or r.id in self.dropped
+                      or r.id in self.dropped or not ({r.id} & known or r.id in held)
                       or (r.id in held and not {r.key, r.file_key} & held[r.id])]
         if pending and self.mode == "startup":
             routed = [r for r in routed if r.always]  # the session start's share only
@@ -480,6 +485,7 @@ class HookCall:
             # SubagentStart delivered the always cards to the subagent: its own prompts
             # (Codex fires UserPromptSubmit for them) neither resend nor list them.
             entry["start_done"] = True
+            entry["start_always"] = sorted(set(always_now))
             entry.pop("start_pending", None)
         return result
 

@@ -329,3 +329,58 @@ def test_an_always_card_edited_mid_session_is_sent_again_once(tmp_path: Path, ho
     assert sent_ids(edited).count("overview") == 1 and "Python 3.13" in edited
     later = _prompt(host, ws)
     assert "overview" not in sent_ids(later) and "overview" not in already(later)
+
+
+STYLE = """---
+id: house-style
+title: House style
+always: true
+---
+Answer in British English; keep replies short.
+"""
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@pytest.mark.parametrize("change", ["added", "made always", "renamed", "secret removed"])
+def test_an_always_card_new_to_the_session_comes_with_the_next_prompt(tmp_path: Path, host: str,
+                                                                      change: str) -> None:
+    """An always card is context for the whole session: one the session's start did not know
+    of (added mid-session, `always: true` set on a card the session was never sent, a file
+    renamed, which names another card, or a token taken out of a card the gate held back)
+    comes with the next prompt, once, as the start would have brought it (before: only at
+    the next start or compaction, or when a prompt routed it for itself)."""
+    ws = make_workspace(tmp_path / "proj", cards={"release": RELEASE, "overview": OVERVIEW})
+    memory = ws / ".agents" / ".engram"
+    if change == "made always":
+        (memory / "house-style.md").write_text(STYLE.replace("always: true\n", ""))
+    elif change == "renamed":
+        (memory / "style.md").write_text(STYLE.replace("id: house-style", "id: style"))
+    elif change == "secret removed":
+        (memory / "house-style.md").write_text(
+            STYLE.replace("short.", "short. ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"))
+    start = context(hook.handle(host, json.dumps(payload(
+        host, HOSTS[host][1], ws, session_id="s1", source="startup")).encode()))
+    first = _prompt(host, ws)
+    assert "house-style" not in sent_ids(start) + sent_ids(first)
+    if change == "renamed":
+        os.replace(memory / "style.md", memory / "house-style.md")
+        (memory / "house-style.md").write_text(STYLE)
+    else:
+        (memory / "house-style.md").write_text(STYLE)
+    after = _prompt(host, ws)
+    assert sent_ids(after).count("house-style") == 1 and "overview" not in sent_ids(after)
+    later = _prompt(host, ws)
+    assert "house-style" not in sent_ids(later) + already(later)
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_a_card_made_always_that_the_session_holds_is_not_sent_again(tmp_path: Path,
+                                                                     host: str) -> None:
+    ws = make_workspace(tmp_path / "proj", cards={"release": RELEASE, "overview": OVERVIEW})
+    card = ws / ".agents" / ".engram" / "release.md"
+    context(hook.handle(host, json.dumps(payload(
+        host, HOSTS[host][1], ws, session_id="s1", source="startup")).encode()))
+    assert "release" in sent_ids(_prompt(host, ws))
+    card.write_text(RELEASE.replace("priority: 30", "priority: 30\nalways: true"))
+    again = _prompt(host, ws)
+    assert "release" not in sent_ids(again)

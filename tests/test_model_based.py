@@ -212,13 +212,14 @@ class ExactlyOnce(RuleBasedStateMachine):
         # model holds it, or it was deleted, renamed, is no longer always or holds a secret).
         self.lost_always: dict[str, set[str]] = {}
         self.budgeted = False
-        # Each always card is context for the whole session: one that was always (and held no
-        # secret) when a context was last reset must be in the model's context after that
-        # context's next prompt in this workspace. `owed_from` (a card's state) is the store
-        # change since which it has been so; `owed_at`, per cache key, the store change its
-        # last reset (or first call) came after.
+        # Each always card is context for the whole session: one that is always (and holds no
+        # secret) must be in a context after its next prompt in this workspace, once the
+        # index knows of it. `owed_from` (a card's state) is the store change since which it
+        # has been so; `synced`, the last store change the index has seen (the per-file
+        # check before the answer, or the deferred one or the background build when they
+        # ran).
         self.changes = 0
-        self.owed_at: dict[str, int] = {}
+        self.synced = 0
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -398,11 +399,15 @@ class ExactlyOnce(RuleBasedStateMachine):
         pending, index._deferred[:] = list(index._deferred), []
         for path, roots, follow, allowed in pending:
             index._load_healing(path, roots, follow, allowed)
+        if pending and not self.background:
+            self.synced = self.changes
 
     def _background_build_finishes(self) -> None:
         pending, self.background = self.background, []
         for path, roots, follow, allowed in pending[-1:]:  # one builder at a time
             index._load_healing(path, roots, follow, allowed)
+        if pending:
+            self.synced = self.changes
 
     # --- hook events ----------------------------------------------------------------------
     def _call(self, host: str, document: dict, resets: bool | None = None,
@@ -438,8 +443,6 @@ class ExactlyOnce(RuleBasedStateMachine):
             holds.clear()
         if resets:
             self.lost_always.pop(key, None)
-        if resets or key not in self.owed_at:
-            self.owed_at[key] = self.changes
         text = context(hook.handle(host, json.dumps(document).encode(), defer=True))
         if event.kind != "end" and workspace.find_root_str(event.cwd) == str(self.ws.resolve()):
             self.not_renamed.discard(key)
@@ -478,9 +481,10 @@ class ExactlyOnce(RuleBasedStateMachine):
             sent_ever.add(card_id)
             STATS["bodies"] += 1
         if event.kind == "prompt" and in_workspace and not self.budgeted and not self.background:
+            if len(self.cards) + 2 < index.DEFER_MIN_FILES:  # checked before the answer
+                self.synced = self.changes
             owed = [word for word, state in self.cards.items()
-                    if state.get("owed_from") is not None
-                    and state["owed_from"] <= self.owed_at[key]]
+                    if state.get("owed_from") is not None and state["owed_from"] <= self.synced]
             missing = [word for word in owed if word not in holds]
             assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
         if event.kind == "prompt" and in_workspace:
@@ -733,6 +737,7 @@ class ExactlyOnce(RuleBasedStateMachine):
                 else [document["entry"]]
             for entry in entries:
                 entry.pop("view_keys", None)
+                entry.pop("start_always", None)
                 held = [entry.get("unconfirmed") or {}, *(entry.get("unconfirmed_tools") or ())]
                 for keys in (entry, *held):
                     for name in ("delivered", "resume_drops", "keys"):
@@ -779,21 +784,21 @@ class Draws:
         return self.values.pop(0)
 
 
-# Sequences the random runs found, replayed as they were drawn: (whether alpha is always,
-# [(host, kind, session, draws)]), after a store of alpha (not scoped) and bravo (neither).
-# The draws are the event's own: the prompt's words, then what its kind draws (see
-# `_blocked`, `_prompt`, `_start`, `_subagent`).
-FOUND = {
-    # A subagent started after a blocked prompt: its context (bravo) is the subagent's. This
-    # one failed because this test wrote the subagent's context to the session's transcript,
-    # where the client does not (`_transcribe`); tests/test_blocked_prompt.py has engram's
-    # side of it.
+# Sequences replayed as drawn: (whether alpha is always, [step]) after a store of alpha (not
+# scoped) and bravo (neither); a step is a hook event (host, kind, session, its draws: the
+# prompt's words, then what its kind draws, see `_blocked`, `_prompt`, `_start`,
+# `_subagent`) or a store change ("change", kind, its draws, see `_add`).
+SEQUENCES = {
+    # Found by a random run: a subagent started after a blocked prompt; its context (bravo)
+    # is the subagent's. It failed because this test wrote the subagent's context to the
+    # session's transcript, where the client does not (`_transcribe`);
+    # tests/test_blocked_prompt.py has engram's side of it.
     "subagent after a blocked prompt": (False, [
         ("claude", "blocked", "s2", (["bravo"], "proj", 1)),
         ("claude", "subagent", "s2", (["alpha"], "agent-1", "proj")),
         ("claude", "prompt", "s2", (["bravo"], "proj", False))]),
-    # A session's first call, a blocked prompt, carried the always card alpha (these two
-    # failed on the code before the fix).
+    # The rest failed on the code before their fixes. A session's first call, a blocked
+    # prompt, carried the always card alpha.
     "claude: the always card of a blocked first prompt": (True, [
         ("claude", "blocked", "s1", (["bravo"], "proj", 1)),
         ("claude", "prompt", "s1", (["bravo"], "proj", False))]),
@@ -802,18 +807,28 @@ FOUND = {
         ("gemini", "start", "s1", (["bravo"], "startup", "proj")),
         ("gemini", "blocked", "s1", (["bravo"], "proj", False)),
         ("gemini", "prompt", "s1", (["bravo"], "proj", False))]),
+    # An always card (charlie) added mid-session.
+    "an always card added mid-session": (False, [
+        ("codex", "start", "s1", (["alpha"], "startup", "proj", "once")),
+        ("codex", "prompt", "s1", (["alpha"], "proj")),
+        ("change", "add", (False, "charlie", True, False, ["keep"])),
+        ("codex", "prompt", "s1", (["alpha"], "proj"))]),
 }
 
 
-@pytest.mark.parametrize("name", sorted(FOUND))
-def test_a_sequence_the_random_runs_found(name: str) -> None:
-    always, events = FOUND[name]
+@pytest.mark.parametrize("name", sorted(SEQUENCES))
+def test_a_replayed_sequence(name: str) -> None:
+    always, steps = SEQUENCES[name]
     machine = ExactlyOnce()
     try:
         machine.start_store((1000, 1, 2000), {}, 2,
                             Draws(always, False, ["keep"], False, False, ["keep"]))  # type: ignore[arg-type]
-        for host, kind, session, draws in events:
-            machine.hook_event(kind, host, session, Draws(*draws))  # type: ignore[arg-type]
+        for step in steps:
+            if step[0] == "change":
+                machine.store_change(step[1], Draws(*step[2]))  # type: ignore[arg-type]
+            else:
+                host, kind, session, draws = step
+                machine.hook_event(kind, host, session, Draws(*draws))  # type: ignore[arg-type]
             machine.files_match_the_model()
     finally:
         machine.teardown()
