@@ -595,7 +595,8 @@ class HookCall:
             return _digest(as_read.strip().encode("utf-8")) == str(held["prompt"])
 
         if window and prompt_outcome.was_dropped(window, held["keys"], self.blocked_note,
-                                                 is_this_prompt):
+                                                 is_this_prompt,
+                                                 prompt_outcome.window_offset(held["offset"])):
             return set(held["keys"])
         return set()
 

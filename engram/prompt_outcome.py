@@ -86,17 +86,27 @@ def _lines_holding(window: bytes, needle: bytes, start: int) -> Iterator[tuple[i
 
 
 def was_dropped(window: bytes, keys: list[str], note: str,
-                is_this_prompt: Callable[[str], bool]) -> bool:
+                is_this_prompt: Callable[[str], bool], answered_at: int) -> bool:
     """True only on the host's own word: a note in `window` that this very prompt was
-    blocked, with none of the bodies sent written after it (a prompt blocked once and then
-    asked again and kept). Anything else keeps the record: a body lost is worse than one sent
-    twice, but engram sends again only what it knows was dropped."""
+    blocked, with none of the bodies sent written after the hook answered (`answered_at`, in
+    `window`) or after the note (a prompt blocked once and then asked again and kept; the
+    same words kept, then asked again and blocked: that note is a later prompt's). Anything
+    else keeps the record: a body lost is worse than one sent twice, but engram sends again
+    only what it knows was dropped."""
     if not keys or not note:
         return False
-    for end, prompt in blocked_prompts(window, note):
-        if is_this_prompt(prompt):
-            return not any(_in_main_context(window, header(key), end) for key in keys)
-    return False
+    # The last note quoting these words: an older one may be a block the same words had
+    # before this prompt was asked (and then kept).
+    ends = [end for end, prompt in blocked_prompts(window, note) if is_this_prompt(prompt)]
+    if not ends:
+        return False
+    since = min(ends[-1], answered_at)
+    return not any(_in_main_context(window, header(key), since) for key in keys)
+
+
+def window_offset(offset: int) -> int:
+    """Where `offset` in the transcript lies in the window `read_window` reads from it."""
+    return offset - max(0, offset - BEFORE_BYTES)
 
 
 def _in_main_context(window: bytes, text: bytes, start: int) -> bool:

@@ -257,14 +257,15 @@ def test_the_window_is_bounded(tmp_path: Path) -> None:
     keys = ["alpha@0123456789abcdef"]
     sure = "UserPromptSubmit operation blocked by hook"
     assert not prompt_outcome.was_dropped(prompt_outcome.read_window(str(path), 0), keys, sure,
-                                          lambda p: p == "hi")
-    window = prompt_outcome.read_window(str(path), path.stat().st_size - len(note))
-    assert prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "hi")
-    assert not prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "ho")
-    assert not prompt_outcome.was_dropped(window, keys, "", lambda p: True)
-    assert not prompt_outcome.was_dropped(window, [], sure, lambda p: True)
+                                          lambda p: p == "hi", 0)
+    at = path.stat().st_size - len(note)
+    window, since = prompt_outcome.read_window(str(path), at), prompt_outcome.window_offset(at)
+    assert prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "hi", since)
+    assert not prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "ho", since)
+    assert not prompt_outcome.was_dropped(window, keys, "", lambda p: True, since)
+    assert not prompt_outcome.was_dropped(window, [], sure, lambda p: True, since)
     assert not prompt_outcome.was_dropped(window + b"### engram memory: alpha \n", keys, sure,
-                                          lambda p: True)
+                                          lambda p: True, since)
 
 
 def test_a_torn_or_odd_note_line_is_no_word() -> None:
@@ -273,7 +274,7 @@ def test_a_torn_or_odd_note_line_is_no_word() -> None:
                    b"UserPromptSubmit operation blocked by hook\n",
                    b'{"content": ["UserPromptSubmit operation blocked by hook"]}\n',
                    b'{"content": "UserPromptSubmit operation blocked by hook: no quote"}\n'):
-        assert not prompt_outcome.was_dropped(window, ["a@0123456789abcdef"], sure, lambda p: True)
+        assert not prompt_outcome.was_dropped(window, ["a@0123456789abcdef"], sure, lambda p: True, 0)
 
 
 GOLF = """---
@@ -361,3 +362,39 @@ def test_the_always_card_of_a_blocked_first_prompt_comes_with_the_next(ws: Path,
     assert "overview" in sent_ids(again) and already(again) == []
     kept(path, again)
     assert "overview" not in sent_ids(ask(ws, path, "and the migrations?"))
+
+
+def test_the_same_words_blocked_later_elsewhere_keep_a_kept_answer(ws: Path, tmp_path: Path,
+                                                                   transcript: Path) -> None:
+    """A prompt kept in one workspace (its bodies written), then the same words asked from a
+    nested repository of the session (no card of the outer one routes there) and blocked:
+    the note quotes the same prompt, but it is a later one's. The outer workspace's next
+    prompt lists the cards, not sends them again (before: the note was taken for its own
+    prompt's, the kept bodies written before it were not counted, and the cards went twice;
+    found by a random soak of the model-based test)."""
+    nested = make_workspace(ws / "vendor" / "lib", cards={})
+    kept(transcript, ask(ws, transcript))
+    assert sent_ids(ask(nested, transcript)) == []
+    blocked(transcript)
+    again = ask(ws, transcript)
+    assert sent_ids(again) == [] and already(again) == sorted(SENT)
+
+
+def test_an_older_block_of_the_same_words_is_not_this_prompts(ws: Path, transcript: Path) -> None:
+    """The same words blocked, asked again and kept, then asked a third time and blocked: the
+    first note and the kept bodies after it are older than this prompt's answer, and the
+    last note is this prompt's. Its cards go again."""
+    ask(ws, transcript)
+    blocked(transcript)
+    again = ask(ws, transcript)
+    kept(transcript, again)
+    third = ask(ws, transcript, "and the migrations?")
+    kept(transcript, third)
+    assert sent_ids(third) == ["migrations"]
+    memory = ws / ".agents" / ".engram"
+    (memory / "error-format.md").write_text((memory / "error-format.md").read_text() + "\nEdited.\n")
+    fourth = ask(ws, transcript)
+    assert sent_ids(fourth) == ["error-format"]
+    blocked(transcript)
+    fifth = ask(ws, transcript)
+    assert sent_ids(fifth) == ["error-format"]
