@@ -3,7 +3,7 @@ were already delivered, and the budgeted text. Pure."""
 
 from __future__ import annotations
 
-from engram import budget, render, seams
+from engram import budget, render
 from engram.record import Record, frozen
 from engram.render import Item
 
@@ -81,7 +81,11 @@ def answer(new: list[Routed], already: list[Routed], routed_keys: list[str], pro
         fitted = budget.fit([r.item for r in new], already_ids, proof_line if proof else None,
                             unit, limit)
         shown = [(item, False) for item in fitted.full] + [(item, True) for item in fitted.folded]
-        cut = seams.cut_between(shown) if len(shown) > 1 else None
+        if len(shown) < 2:
+            break
+        from engram import seams  # only an answer of two parts or more has a seam
+
+        cut = seams.cut_between(shown)
         if cut is None:
             break
         # A secret runs from one card into the next: the later one stays out of this answer
