@@ -309,11 +309,10 @@ class HookCall:
         event = self.event
         if event.kind == "end":
             self._enqueue_session_end()
-            return delta.EMPTY
-        if event.kind == "path" and self.spec.get("skip_when_path_rules") == \
-                self.settings.get("hooks.path_rules"):
-            # The native rule file already carries the body (Claude path_rules: native).
-            return delta.EMPTY
+        # The native rule file already carries the body (Claude path_rules: native): nothing
+        # to route, yet a call of the session, which keeps its record in use.
+        native_path = event.kind == "path" and self.spec.get("skip_when_path_rules") == \
+            self.settings.get("hooks.path_rules")
         if event.kind == "start" and self.spec.get("sync_native_rules") \
                 and not self.index.building:
             # While the whole index is built in the background the rule files keep what the
@@ -326,7 +325,7 @@ class HookCall:
                 return self._fill_slot(document, time.time())
         # Routing and body reads need no cache state: done before taking the lock, so the
         # lock covers only the delta, budget, render and record (steps 5-8).
-        routed = self._route_unlocked()
+        routed = None if native_path else self._route_unlocked()
         with delivery.transaction(cache) as document:
             return self._deliver(document, time.time(), routed)
 
@@ -362,6 +361,10 @@ class HookCall:
             entry["reset_at"] = max(self.reset_stamp, int(entry.get("reset_at") or 0))
         else:
             delivery.apply_reset(entry, self.reset_stamp, now)
+        # Every call of the session keeps its record in use, whatever it sends (a tool call
+        # Claude answers from its rule files, a prompt in read mode `startup`, a session's
+        # end): a record is trusted 30 days from its last use. At most one write a minute.
+        delivery.touch(entry, now)
         if event.resets and event.kind == "start":
             entry["reset_by"] = self.payload_digest
         elif event.kind != "rule_loaded":
@@ -382,7 +385,6 @@ class HookCall:
             # `compaction`: the host is about to compact, and may not (cancelled, blocked by
             # another hook, failed, nothing to compact); the reset comes with the event it
             # sends once it has (a `compact` session start).
-            delivery.touch(entry, now)
             return delta.EMPTY
         if event.kind == "rule_loaded":
             self._record_rule_loaded(entry, now)
@@ -391,7 +393,6 @@ class HookCall:
             # The host loses what a session start prints (Gemini drops a resumed user turn
             # that starts with injected context): the next prompt delivers it instead.
             entry["start_pending"] = True
-            delivery.touch(entry, now)
             return delta.EMPTY
         pending = event.kind == "prompt" and bool(entry.get("start_pending"))
 
@@ -403,7 +404,6 @@ class HookCall:
             slots += [s for s in self.slots_for_keys(parent.get("last_routed") or []) if s not in slots]
             routed = _routed(self.index, slots, self.native)
         elif routed is None:
-            delivery.touch(entry, now)  # a call of the session: its record is in use
             return delta.EMPTY
         always_now = [r.id for r in routed if r.always]
         if event.kind == "prompt" and entry.get("start_done") and not pending:
@@ -446,9 +446,6 @@ class HookCall:
             cap = int(self.settings.get("load.max_path_cards", 3))
             new, already = new[:cap], []
             if not new:
-                # Nothing to send, yet a call of the session: the record it relied on stays
-                # trusted 30 days from now (at most one write a minute, `touch`).
-                delivery.touch(entry, now)
                 return delta.EMPTY
         if self.index.unchecked and already:
             # An index answering before its per-file check may list a card edited since: the

@@ -252,3 +252,58 @@ def test_a_call_that_sends_nothing_still_uses_the_record(ws: Path, clock: Clock,
     clock.advance(8 * DAY)
     answer = prompt(client, ws, "how do we cut a release and deploy?")
     assert "release" not in sent_ids(answer), answer
+
+
+@pytest.mark.parametrize("tool", ["PostToolUse.read.json", "PreToolUse.json"])
+def test_a_tool_call_claude_answers_from_its_rule_files_still_uses_the_record(
+        tmp_path: Path, clock: Clock, tool: str) -> None:
+    """With `hooks.path_rules: native` Claude Code loads a path's cards from engram's rule
+    files, so the hook sends nothing for its tool calls; they are still calls of the session.
+    A session that spent 29 days on tool calls after its release card, then asked about
+    releases 8 days later, was sent the card again into the context that held it: the
+    native-mode answer returned before the record was read."""
+    ws = make_workspace(tmp_path / "proj", config={"hooks": {"path_rules": "native"}})
+    first_session("claude", ws)
+    clock.advance(29 * DAY)
+    document = payload("claude", tool, ws, session_id="S", tool_name="Read",
+                       tool_input={"file_path": str(ws / "src" / "app.py")})
+    assert sent_ids(context(call("claude", document))) == []
+    clock.advance(8 * DAY)
+    answer = prompt("claude", ws, "how do we cut a release and deploy?")
+    assert "release" not in sent_ids(answer), answer
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_prompt_read_mode_startup_answers_with_nothing_still_uses_the_record(
+        tmp_path: Path, clock: Clock, client: str) -> None:
+    """`read: startup` sends memory at session start only: a prompt gets nothing, yet it is
+    a call of the session. A session that prompted 29 days after its start, then was resumed
+    8 days later, must not be sent its always card again (the resumed history holds it)."""
+    ws = make_workspace(tmp_path / "proj", config={"read": "startup"})
+    sent = sent_ids(start(client, ws, "startup") + "\n"
+                    + prompt(client, ws, "how do we cut a release and deploy?"))
+    assert sent, "the start's always card"
+    clock.advance(29 * DAY)
+    assert sent_ids(prompt(client, ws, "how do we cut a release and deploy?")) == []
+    clock.advance(8 * DAY)
+    again = sent_ids(start(client, ws, "resume") + "\n"
+                     + prompt(client, ws, "how do we cut a release and deploy?"))
+    assert not set(sent) & set(again), again
+
+
+@pytest.mark.parametrize("client,event", [("claude", "InstructionsLoaded.json"),
+                                          *((client, "SessionEnd.json") for client in HOSTS)])
+def test_a_silent_call_of_the_session_still_uses_the_record(ws: Path, clock: Clock, client: str,
+                                                            event: str) -> None:
+    """Calls that answer nothing at all are calls of the session too: Claude Code's load of
+    its CLAUDE.md, and a session's end (the session may be resumed: its history holds every
+    body). Both returned before the record was dated."""
+    first_session(client, ws)
+    clock.advance(29 * DAY)
+    document = payload(client, event, ws, session_id="S")
+    if event == "InstructionsLoaded.json":
+        document["file_path"] = str(ws / "CLAUDE.md")
+    call(client, document)
+    clock.advance(8 * DAY)
+    answer = prompt(client, ws, "how do we cut a release and deploy?")
+    assert "release" not in sent_ids(answer), answer
