@@ -121,8 +121,8 @@ def _name_views(index: CompiledIndex, entry: dict[str, Any]) -> None:
     it counts for nothing, and the card the session holds would be sent again. Each key naming
     the content the index holds for its id becomes `id@view hash`, in every list of keys the
     record keeps (so a drop or a resume still finds what it names); once per record
-    (`view_keys`, which every record the hook makes carries). A key of content the index no
-    longer holds stays as it is."""
+    (`view_keys`, which every record the hook makes carries). A key of content the index has
+    not seen yet is renamed from the card's file; one of content neither holds stays as it is."""
     lists = [entry.get("delivered"), entry.get("resume_drops"),
              (entry.get("unconfirmed") or {}).get("keys")]
     lists += [held.get("keys") for held in entry.get("unconfirmed_tools") or ()]
@@ -137,14 +137,38 @@ def _name_views(index: CompiledIndex, entry: dict[str, Any]) -> None:
                 row = index.row(slot)
             except KeyError:
                 continue
-            if row.hash == digest and row.view != digest:
-                renamed[key] = f"{card_id}@{row.view}"
+            if row.hash == digest:
+                if row.view != digest:
+                    renamed[key] = f"{card_id}@{row.view}"
+            else:
+                view = _view_of_file(index, slot, card_id, digest)
+                if view:
+                    renamed[key] = f"{card_id}@{view}"
     if renamed:
         entry["delivered"] = sorted({renamed.get(key, key) for key in entry["delivered"]})
         for keys in lists[1:]:
             if keys:
                 keys[:] = list(dict.fromkeys(renamed.get(key, key) for key in keys))
     entry["view_keys"] = True
+
+
+def _view_of_file(index: CompiledIndex, slot: int, card_id: str, digest: str) -> str:
+    """The view hash of the card `card_id`'s file when its bytes now hash to `digest`, else
+    ''. An index answering before its per-file check (or while a child rebuilds) may not have
+    seen an edit an older engram already sent and keyed by the file: the file says what that
+    key names."""
+    _body, raw = index.current_body(slot)
+    if raw is None:
+        return ""
+    import xxhash
+
+    if xxhash.xxh64_hexdigest(raw) != digest:
+        return ""
+    from engram import index_compile
+
+    row = index.row(slot)
+    card, _secret = index_compile.reparse(row.path, row.root, raw)
+    return card.view_hash if card is not None and card.id == card_id else ""
 
 
 def _held_by_id(delivered: Iterable[str]) -> dict[str, set[str]]:

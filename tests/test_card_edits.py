@@ -162,6 +162,48 @@ def test_a_record_written_before_keys_named_what_the_model_reads_outlives_an_uns
     assert sent_ids(again) == [] and "release" in already(again)
 
 
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_an_older_record_renamed_by_an_index_that_has_not_seen_the_edit_outlives_an_unseen_edit(
+        ws: Path, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """engram upgraded mid-session over a record an older engram wrote after an edit: the
+    record keys the card by the hash of the edited file, and the first call of the new hook
+    answers from a stored index that has not seen that edit (a large store's deferred check).
+    The key must still be renamed after what the model reads, from the file itself: left as
+    the file's hash, a later edit of a tag sent the same body again."""
+    import xxhash
+
+    from engram import index
+
+    monkeypatch.setattr(index, "DEFER_MIN_FILES", 1)
+
+    def ask(prompt: str, defer: bool = True) -> str:
+        answer = hook.handle(host, json.dumps(payload(
+            host, HOSTS[host][0], ws, prompt=prompt, session_id="s1")).encode(), defer=defer)
+        index._deferred.clear()  # the after-answer check has not run yet
+        return context(answer)
+
+    assert "release" in sent_ids(ask("how do we cut a release and deploy?", defer=False))
+    card = ws / ".agents" / ".engram" / "release.md"
+    with open(card, "r+", encoding="utf-8") as handle:  # the folder's mtime stays
+        handle.write(RELEASE.replace("Tuesdays. Bump", "Thursdays. Bump"))
+        handle.truncate()
+    assert "Thursdays. Bump" in ask("how do we cut a release and deploy?")
+    # The record as the older engram wrote it for that answer: the edited file's hash.
+    cache = Path(delivery.cache_path(paths.workspace_key(str(ws.resolve()))))
+    document = json.loads(cache.read_text())
+    (entry,) = document["entries"].values()
+    entry["delivered"] = [f"release@{xxhash.xxh64_hexdigest(card.read_bytes())}"]
+    for name in ("unconfirmed", "view_keys"):  # fields the older engram did not write
+        entry.pop(name, None)
+    cache.write_text(json.dumps(document))
+    assert sent_ids(ask("how do we name branches?")) == []  # the new hook, index unchecked
+    assert sent_ids(ask("how do we name branches?", defer=False)) == []  # checked now
+    card.write_text(card.read_text().replace("tags: [release, deploy]",
+                                             "tags: [release, deploy, shipping]"))
+    again = ask("how do we cut a release and deploy?", defer=False)
+    assert sent_ids(again) == [] and "release" in already(again)
+
+
 def test_an_older_records_keys_are_renamed_in_every_list_that_names_them(tmp_path: Path) -> None:
     """An older engram's record of a card Claude's legacy PreToolUse sent (a resumed history
     drops it): its keys are renamed in the list of what a resume drops too, so after the

@@ -834,6 +834,30 @@ def test_a_replayed_sequence(name: str) -> None:
         machine.teardown()
 
 
+def test_scripted_upgrade_over_an_index_that_has_not_seen_the_edit() -> None:
+    """A random soak failed once with `alpha sent twice to codex|s1 with no reset or edit` on
+    a Codex tool call after edits of alpha, and Hypothesis could not replay it (the same-tick
+    edits depend on the clock). These steps, through the same machine and oracle, fail that
+    way every time on the engram before the fix: a record an older engram wrote, renamed at
+    a call answered from a stored index that had not seen the card's last edit, then a tag
+    edit."""
+    machine = ExactlyOnce()
+    try:
+        machine.start_store(thresholds=(1, 300, 2000), config={}, n=1,
+                            data=Draws(False, False, ["keep"]))
+        machine.hook_event("prompt", "codex", "s1", Draws(["alpha"], "proj"))
+        # In place (no folder changes: the stored index answers, unchecked), no secret.
+        machine.store_change("edit", Draws(True, False, "alpha", ["merge"]))
+        machine.hook_event("prompt", "codex", "s1", Draws(["alpha"], "proj"))
+        machine.store_change("older_records", Draws())
+        machine.hook_event("prompt", "codex", "s1", Draws(["zulu"], "proj"))
+        machine.store_change("unseen", Draws("alpha", "extra", True))
+        # Code written that imports alpha's two packages routes alpha.
+        machine.hook_event("path", "codex", "s1", Draws(["alpha"], "alpha", "proj"))
+    finally:
+        machine.teardown()
+
+
 # --- the same promises through real processes -------------------------------------------
 
 def test_process_level_run_with_lowered_thresholds(tmp_path: Path) -> None:
