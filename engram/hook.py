@@ -29,6 +29,8 @@ SAME_START_NS: Final = 10 * 1_000_000_000
 # Tool answers held for the next prompt's check (`_hold_tool_answer`): a turn of more tool
 # calls that sent bodies keeps the newest.
 MAX_HELD_TOOLS: Final = 64
+# A rule file engram writes holds one card, far below this.
+MAX_RULE_BYTES: Final = 1024 * 1024
 # A host definition without `answer:` gets the most common shape (Claude's, Codex's, Gemini's).
 DEFAULT_ANSWER: Final[Mapping[str, Any]] = {
     "envelope": {"hookSpecificOutput": {"hookEventName": "$event", "additionalContext": "$text"}},
@@ -730,11 +732,48 @@ class HookCall:
         if slot is None:
             return
         row = self.index.row(slot)
-        delivery.mark_delivered(entry, [f"{row.id}@{row.view}"], now)
+        key = self._rule_key(slot)
+        if key is None:  # not readable now (nothing says what it held): the card, as named
+            key = f"{row.id}@{row.view}"
+        if not key:
+            # The file Claude loaded is not the card as it is now: edited since the rule files
+            # were written (at a session start), the model holds an older version. Not
+            # recorded, and a key of the card the record holds goes (the model's latest copy
+            # is the older one): the next prompt routing it sends it, and the rule files are
+            # brought in step for the next load.
+            entry["delivered"] = [k for k in entry.get("delivered") or ()
+                                  if k.split("@", 1)[0] != row.id]
+            self._sync_native_rules()
+            return
+        delivery.mark_delivered(entry, [key], now)
         from engram import log
 
         log.note(f"{self.event.host} {self.event.name} native rule loaded: {row.id}",
                  name="usage.log")
+
+    def _rule_key(self, slot: int) -> str | None:
+        """The key of the card content the loaded rule file holds: the card as the index
+        holds it, or as its file holds it now (an index that has not seen an edit yet), when
+        the rule file is that card's rule; '' when it is neither (a stale or foreign file);
+        None when the rule file cannot be read."""
+        from engram import native_rules
+
+        try:
+            loaded = fileio.read_bounded(os.path.join(self.workspace.location, self.rule_file),
+                                         MAX_RULE_BYTES).decode("utf-8").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError):
+            return None
+        cards = [card for card, _secret in self.index.judged_cards([slot])]
+        _body, raw = self.index.current_body(slot)
+        if raw is not None:
+            from engram import index_compile
+
+            row = self.index.row(slot)
+            card, _secret = index_compile.reparse(row.path, row.root, raw)
+            if card is not None:
+                cards.append(card)
+        return next((card.key for card in cards if card.id == self.generated_rule
+                     and native_rules.render_rule(card) == loaded), "")
 
     def _sync_native_rules(self) -> None:
         if self.settings.get("hooks.path_rules") != "native":

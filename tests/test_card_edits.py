@@ -426,3 +426,39 @@ def test_a_card_made_always_that_the_session_holds_is_not_sent_again(tmp_path: P
     card.write_text(RELEASE.replace("priority: 30", "priority: 30\nalways: true"))
     again = _prompt(host, ws)
     assert "release" not in sent_ids(again)
+
+
+def test_a_rule_file_claude_loads_after_the_card_was_edited_is_not_taken_for_the_card(
+        tmp_path: Path) -> None:
+    """With `hooks.path_rules: native` the rule files are written at a session's start, and
+    Claude Code loads one by itself when the agent reads a matching file. A card edited since
+    the start is loaded as it was: the model holds the older body. The load was recorded as
+    the card's current version, and the next prompt said `already loaded: migrations` for a
+    body the model never read. It is sent instead, once, and the rule file is rewritten."""
+    ws = make_workspace(tmp_path / "proj", config={"hooks": {"path_rules": "native"}})
+    rule = ws / ".claude" / "rules" / "engram" / "migrations.md"
+    rule.parent.mkdir(parents=True)
+
+    def ask() -> str:
+        return context(hook.handle("claude", json.dumps(payload(
+            "claude", "UserPromptSubmit.json", ws, prompt="how do we write database migrations?",
+            session_id="s1")).encode()))
+
+    hook.handle("claude", json.dumps(payload("claude", "SessionStart.json", ws, session_id="s1",
+                                             source="startup")).encode())
+    assert "Write reversible migrations only." in rule.read_text()
+    card = ws / ".agents" / ".engram" / "migrations.md"
+    card.write_text(card.read_text().replace("Write reversible migrations only.",
+                                             "Write forward-only migrations."))
+    # The agent reads db/migrations/1.sql: Claude loads the rule file as the start wrote it.
+    loaded = payload("claude", "InstructionsLoaded.json", ws, session_id="s1",
+                     file_path=str(rule), load_reason="path_glob_match")
+    assert hook.handle("claude", json.dumps(loaded).encode()) == ""
+    edited = ask()
+    assert sent_ids(edited) == ["migrations"] and "Write forward-only migrations." in edited
+    assert "Write forward-only migrations." in rule.read_text()
+    again = ask()
+    assert sent_ids(again) == [] and already(again) == ["migrations"]
+    # The rule file as it is now, loaded by another read: the card as the model has it.
+    assert hook.handle("claude", json.dumps(loaded).encode()) == ""
+    assert sent_ids(ask()) == []
