@@ -55,8 +55,11 @@ HOSTS = ("claude", "codex", "gemini")
 SESSIONS = ("s1", "s2")
 START_SOURCES = ("startup", "resume", "clear", "compact")
 # Workspace settings a run draws: the defaults; the proof line on; a Gemini budget so small
-# that bodies are folded to one line or dropped (never cut, never marked sent).
-CONFIGS = ({}, {"proof": "compact"}, {"load": {"max_tokens": 100}})
+# that bodies are folded to one line or dropped (never cut, never marked sent); Claude's
+# native path rules (its session starts write the rule files, Claude loads one by itself when
+# a matching file is read and reports it with InstructionsLoaded).
+CONFIGS = ({}, {"proof": "compact"}, {"load": {"max_tokens": 100}},
+           {"hooks": {"path_rules": "native"}})
 # The folders a session's events come from, as the host spells them (relative to the test's
 # base folder; `proj` is the workspace): mostly the workspace itself.
 CWDS = ("proj",) * 6 + ("proj/src", "proj/src/", "proj/src/../", "link", "link/src",
@@ -70,7 +73,8 @@ GOLF = "golf rule 0: the user's own habits go everywhere."
 RUNS = {"claude": ("rule load between", "twice", "once"), "codex": ("twice", "once")}
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
          "evicted": 0, "restored": 0, "blocked": 0, "starts_twice": 0,
-         "rule_loads_between": 0, "same_tick": 0, "older_records": 0}  # printed with -s
+         "rule_loads_between": 0, "same_tick": 0, "older_records": 0,
+         "rule_loads": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), and past the age records are kept at all.
 CLOCK_STEPS = (61.0, 8 * 86400.0, -3 * 86400.0, delivery.EVICTED_MAX_AGE + 2 * 86400.0)
@@ -206,6 +210,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.serial = 0
         # Contexts whose record here an older engram wrote and no call has renamed since.
         self.not_renamed: set[str] = set()
+        self.native = False  # Claude's native path rules (`start_store` draws it)
         self.prompts: list[tuple[str, str, list[str]]] = []
         # Per cache key: the always cards of this workspace sent with a prompt the host
         # dropped; the next prompt here that reaches the model must bring each (unless the
@@ -273,12 +278,23 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.budgeted = "load" in config
         if config:
             (self.ws / ".agents" / "engram.json").write_text(json.dumps(config))
+        self.native = config == {"hooks": {"path_rules": "native"}}
         for word in WORDS[:n]:
             self.cards[word] = {"body": "", "always": data.draw(st.booleans()),
                                 "scoped": data.draw(st.booleans()), "secret": False}
             self.cards[word]["body"] = self._body(word, data)
             self._write(word)
             self._owed(word)
+        if self.native:
+            # `engram link claude` writes a rule file per scoped card; starts keep them in step.
+            from engram import index_compile, native_rules
+
+            rules = self.ws / ".claude" / "rules" / "engram"
+            rules.mkdir(parents=True)
+            cards = [index_compile.reparse(str(path), str(self.memory), path.read_bytes())[0]
+                     for path in sorted(self.memory.glob("*.md"))]
+            native_rules.sync_rules(rules, [card for card in cards if card is not None],
+                                    root=str(self.ws))
 
     # The store changes, one rule drawing the kind of change.
     CHANGES = ("edit",) * 3 + ("same_length",) * 2 + ("add", "rename", "delete") + ("unseen",) * 3 \
@@ -665,6 +681,29 @@ class ExactlyOnce(RuleBasedStateMachine):
                                 tool_name="write_file" if written else "read_file",
                                 tool_input={"file_path": target, **({"content": code} if written else {})})
         self._call(host, document, reaches_model=reaches_model)
+        if host == "claude" and self.native:
+            self._rule_load(document, word)
+
+    def _rule_load(self, document: dict, word: str) -> None:
+        """Claude Code with native path rules loads the rule file of a scoped card by itself
+        when the agent reads a file it names (from the workspace: its rules are the
+        project's), as the file is now (written at a session's start, so possibly before an
+        edit), and runs InstructionsLoaded. The model then holds the file's body."""
+        rule = self.ws / ".claude" / "rules" / "engram" / f"{word}.md"
+        cwd = os.path.realpath(str(document["cwd"]))
+        if not rule.exists() or workspace.find_root_str(cwd) != str(self.ws.resolve()):
+            return
+        body = rule.read_text(encoding="utf-8").rstrip("\n").split("\n")[-1]
+        STATS["rule_loads"] += 1
+        self._call("claude", _payload("claude", "InstructionsLoaded.json", document["cwd"],
+                                      str(document["session_id"]), file_path=str(rule),
+                                      load_reason="path_glob_match"))
+        key = f"claude|{document['session_id']}"
+        self.sent_ever.setdefault(key, set()).add(word)
+        self.holds.setdefault(key, {})[word] = body
+        if word in self.cards and body == self.cards[word]["body"]:
+            # Loaded as it is: the hook sending it again with nothing changed is a duplicate.
+            self.last_sent.setdefault(key, {})[word] = body
 
     def _subagent(self, host: str, session: str, words: list[str], data: st.DataObject) -> None:
         if host == "gemini":
