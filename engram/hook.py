@@ -617,11 +617,11 @@ class HookCall:
                 self.runtime.get("strip_prompt_blocks") or ()))
             return _digest(as_read.strip().encode("utf-8")) == str(held["prompt"])
 
-        if window and prompt_outcome.was_dropped(window, held["keys"], self.blocked_note,
-                                                 is_this_prompt,
-                                                 prompt_outcome.window_offset(held["offset"])):
-            return set(held["keys"])
-        return set()
+        if not window:
+            return set()
+        return prompt_outcome.dropped_keys(window, held["keys"], self.blocked_note,
+                                           is_this_prompt,
+                                           prompt_outcome.window_offset(held["offset"]))
 
     def _start_seen(self, entry: Mapping[str, Any]) -> bool:
         """Whether this record's last reset came from this very payload, within the time the

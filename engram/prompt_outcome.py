@@ -4,7 +4,7 @@ every hook's context with it. The bodies engram recorded as delivered with that 
 reached the model, and must be sent again rather than listed as already loaded. Two ways to
 tell, one per kind of host:
 - Claude Code writes neither the prompt nor the context, only a note that the prompt was
-  blocked (`was_dropped`);
+  blocked (`dropped_keys`);
 - Gemini CLI writes every prompt it keeps with every hook's context in the same transcript
   line, so a body whose header is nowhere in what it wrote after the answer was dropped: with
   a denied prompt (not written) or a stopped one (written without the context)
@@ -85,23 +85,24 @@ def _lines_holding(window: bytes, needle: bytes, start: int) -> Iterator[tuple[i
         at = window.find(needle, end)
 
 
-def was_dropped(window: bytes, keys: list[str], note: str,
-                is_this_prompt: Callable[[str], bool], answered_at: int) -> bool:
-    """True only on the host's own word: a note in `window` that this very prompt was
-    blocked, with none of the bodies sent written after the hook answered (`answered_at`, in
-    `window`) or after the note (a prompt blocked once and then asked again and kept; the
-    same words kept, then asked again and blocked: that note is a later prompt's). Anything
-    else keeps the record: a body lost is worse than one sent twice, but engram sends again
-    only what it knows was dropped."""
+def dropped_keys(window: bytes, keys: list[str], note: str,
+                 is_this_prompt: Callable[[str], bool], answered_at: int) -> set[str]:
+    """Only on the host's own word: when a note in `window` says this very prompt was
+    blocked, the keys whose bodies were not written after the hook answered (`answered_at`,
+    in `window`) or after the note, whichever is first (a prompt blocked once and then asked
+    again and kept; the same words kept, then asked again and blocked: that note is a later
+    prompt's). Each key on its own: a tool call's answer may bring one of them again, which
+    says nothing of the others. Anything else keeps the record: a body lost is worse than
+    one sent twice, but engram sends again only what it knows was dropped."""
     if not keys or not note:
-        return False
+        return set()
     # The last note quoting these words: an older one may be a block the same words had
     # before this prompt was asked (and then kept).
     ends = [end for end, prompt in blocked_prompts(window, note) if is_this_prompt(prompt)]
     if not ends:
-        return False
+        return set()
     since = min(ends[-1], answered_at)
-    return not any(_in_main_context(window, header(key), since) for key in keys)
+    return {key for key in keys if not _in_main_context(window, header(key), since)}
 
 
 def window_offset(offset: int) -> int:

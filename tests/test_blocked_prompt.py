@@ -256,15 +256,15 @@ def test_the_window_is_bounded(tmp_path: Path) -> None:
     path.write_bytes(b"x" * (prompt_outcome.WINDOW_BYTES + prompt_outcome.BEFORE_BYTES) + b"\n" + note)
     keys = ["alpha@0123456789abcdef"]
     sure = "UserPromptSubmit operation blocked by hook"
-    assert not prompt_outcome.was_dropped(prompt_outcome.read_window(str(path), 0), keys, sure,
+    assert not prompt_outcome.dropped_keys(prompt_outcome.read_window(str(path), 0), keys, sure,
                                           lambda p: p == "hi", 0)
     at = path.stat().st_size - len(note)
     window, since = prompt_outcome.read_window(str(path), at), prompt_outcome.window_offset(at)
-    assert prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "hi", since)
-    assert not prompt_outcome.was_dropped(window, keys, sure, lambda p: p == "ho", since)
-    assert not prompt_outcome.was_dropped(window, keys, "", lambda p: True, since)
-    assert not prompt_outcome.was_dropped(window, [], sure, lambda p: True, since)
-    assert not prompt_outcome.was_dropped(window + b"### engram memory: alpha \n", keys, sure,
+    assert prompt_outcome.dropped_keys(window, keys, sure, lambda p: p == "hi", since)
+    assert not prompt_outcome.dropped_keys(window, keys, sure, lambda p: p == "ho", since)
+    assert not prompt_outcome.dropped_keys(window, keys, "", lambda p: True, since)
+    assert not prompt_outcome.dropped_keys(window, [], sure, lambda p: True, since)
+    assert not prompt_outcome.dropped_keys(window + b"### engram memory: alpha \n", keys, sure,
                                           lambda p: True, since)
 
 
@@ -274,7 +274,7 @@ def test_a_torn_or_odd_note_line_is_no_word() -> None:
                    b"UserPromptSubmit operation blocked by hook\n",
                    b'{"content": ["UserPromptSubmit operation blocked by hook"]}\n',
                    b'{"content": "UserPromptSubmit operation blocked by hook: no quote"}\n'):
-        assert not prompt_outcome.was_dropped(window, ["a@0123456789abcdef"], sure, lambda p: True, 0)
+        assert not prompt_outcome.dropped_keys(window, ["a@0123456789abcdef"], sure, lambda p: True, 0)
 
 
 GOLF = """---
@@ -398,3 +398,16 @@ def test_an_older_block_of_the_same_words_is_not_this_prompts(ws: Path, transcri
     blocked(transcript)
     fifth = ask(ws, transcript)
     assert sent_ids(fifth) == ["error-format"]
+
+
+def test_a_tool_calls_copy_of_one_card_does_not_keep_the_others(ws: Path, transcript: Path) -> None:
+    """A blocked prompt's answer carried two cards; a tool call after the block brought one of
+    them again (its body was edited, or its path was touched) and was kept. The other card
+    still never reached the model: it goes with the next prompt (before: one body written
+    after the note counted for all, and the other was listed as already loaded, never sent;
+    found by a random soak of the model-based test)."""
+    assert sent_ids(ask(ws, transcript)) == SENT
+    blocked(transcript)
+    kept(transcript, f"### engram memory: {SENT[0]} — Error format\nEdited body.", "PostToolUse")
+    again = ask(ws, transcript)
+    assert SENT[1] in sent_ids(again) and SENT[1] not in already(again)
