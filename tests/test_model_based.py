@@ -225,6 +225,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         # ran).
         self.changes = 0
         self.synced = 0
+        # Per (cache key, workspace root): the raw payload of its last call, and when.
+        self.last_call: dict[tuple[str, str], tuple[str, float]] = {}
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -452,6 +454,22 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.last_use[(key, workspace.find_root_str(event.cwd) or event.cwd)] = \
             self.clock.time()
         holds = self.holds.setdefault(key, {})
+        # A host's every real start differs (startup and /clear bring a new session id,
+        # compact follows a PreCompact); this test reuses session ids, so a start drawn
+        # again with the same payload, in the same workspace, with nothing of that context
+        # in between and within the hook timeout, is what a second engram entry's run of
+        # one start looks like: not a second reset (`same_payload_once`).
+        # (A rule load is part of the start it comes with.)
+        root = workspace.find_root_str(event.cwd) or event.cwd
+        raw = json.dumps(document, sort_keys=True)
+        previous = self.last_call.get((key, root))
+        same = previous is not None and previous[0] == raw
+        if event.kind != "rule_loaded":
+            # Timed from the first of such runs, as the record's reset is.
+            self.last_call[(key, root)] = (raw, previous[1] if same and previous else self.clock.time())
+        if resets is None and event.kind == "start" and same and previous \
+                and self.clock.time() - previous[1] < hook.SAME_START_NS / 1e9:
+            resets = False
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
             sent_ever.clear()
