@@ -841,6 +841,7 @@ class Draws:
         return self.values.pop(0)
 
 
+# (A failure a random run prints can be fed back the same way: tests/replay_model_failure.py.)
 # Sequences replayed as drawn: (whether alpha is always, [step]) after a store of alpha (not
 # scoped) and bravo (neither); a step is a hook event (host, kind, session, its draws: the
 # prompt's words, then what its kind draws, see `_blocked`, `_prompt`, `_start`,
