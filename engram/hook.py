@@ -18,6 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Final, Iterable, Mapping
 
+    from engram.card import Card
+
 DEFAULT_MAX_TOKENS: Final = 1600
 # All the waiting one call may do for locks (the index's SQLite write lock, the delivery
 # cache's lock), together: well under the 10 s hook timeout Claude, Codex and Gemini get.
@@ -166,11 +168,18 @@ def _view_of_file(index: CompiledIndex, slot: int, card_id: str, digest: str) ->
 
     if xxhash.xxh64_hexdigest(raw) != digest:
         return ""
+    card = _card_of_file(index, slot, raw)
+    return card.view_hash if card is not None and card.id == card_id else ""
+
+
+def _card_of_file(index: CompiledIndex, slot: int, raw: bytes) -> Card | None:
+    """The card slot `slot`'s file holds now (`raw`, its bytes), parsed alone; None when it
+    no longer parses."""
     from engram import index_compile
 
     row = index.row(slot)
     card, _secret = index_compile.reparse(row.path, row.root, raw)
-    return card.view_hash if card is not None and card.id == card_id else ""
+    return card
 
 
 def _held_by_id(delivered: Iterable[str]) -> dict[str, set[str]]:
@@ -446,7 +455,7 @@ class HookCall:
             # record written before `start_always`, the start knew of what it delivered.
             known = set(entry["start_always"]) if "start_always" in entry else set(held)
             routed = [r for r in routed if not r.always or r.id in self.on_merit
-                      or r.id in self.dropped or not ({r.id} & known or r.id in held)
+                      or r.id in self.dropped or (r.id not in known and r.id not in held)
                       or (r.id in held and not {r.key, r.file_key} & held[r.id])]
         if pending and self.mode == "startup":
             routed = [r for r in routed if r.always]  # the session start's share only
@@ -765,13 +774,9 @@ class HookCall:
             return None
         cards = [card for card, _secret in self.index.judged_cards([slot])]
         _body, raw = self.index.current_body(slot)
-        if raw is not None:
-            from engram import index_compile
-
-            row = self.index.row(slot)
-            card, _secret = index_compile.reparse(row.path, row.root, raw)
-            if card is not None:
-                cards.append(card)
+        card = _card_of_file(self.index, slot, raw) if raw is not None else None
+        if card is not None:
+            cards.append(card)
         return next((card.key for card in cards if card.id == self.generated_rule
                      and native_rules.render_rule(card) == loaded), "")
 
