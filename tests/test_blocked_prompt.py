@@ -411,3 +411,29 @@ def test_a_tool_calls_copy_of_one_card_does_not_keep_the_others(ws: Path, transc
     kept(transcript, f"### engram memory: {SENT[0]} — Error format\nEdited body.", "PostToolUse")
     again = ask(ws, transcript)
     assert SENT[1] in sent_ids(again) and SENT[1] not in already(again)
+
+
+def test_a_rule_file_claude_loads_after_the_block_keeps_its_card(tmp_path: Path) -> None:
+    """With `hooks.path_rules: native`: a prompt the user's guard blocked carried a scoped
+    card, then the agent read a file the card names and Claude Code loaded the card's rule
+    file by itself. The model holds the card: the next prompt lists it, not sends it again
+    (before: the blocked answer's keys were all forgotten at the next prompt, the rule
+    load's too, and the body went a second time; found by a random soak of the model-based
+    test)."""
+    ws = make_workspace(tmp_path / "proj", config={"hooks": {"path_rules": "native"}})
+    rule = ws / ".claude" / "rules" / "engram" / "migrations.md"
+    rule.parent.mkdir(parents=True)  # linked in native mode: its starts keep the files in step
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in CAPTURED[:3]), encoding="utf-8")
+    start = context(call("claude", payload("claude", "SessionStart.json", ws,
+                                           transcript_path=str(path))))
+    kept(path, start, "SessionStart")
+    assert rule.exists()
+    question = "how do we write database migrations?"
+    assert "migrations" in sent_ids(ask(ws, path, question))
+    blocked(path, question)
+    loaded = payload("claude", "InstructionsLoaded.json", ws, file_path=str(rule),
+                     load_reason="path_glob_match", transcript_path=str(path))
+    assert context(call("claude", loaded)) == ""
+    again = ask(ws, path, question)
+    assert "migrations" not in sent_ids(again) and "migrations" in already(again)

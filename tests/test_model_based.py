@@ -307,9 +307,12 @@ class ExactlyOnce(RuleBasedStateMachine):
         if not self.cards:
             kind = "add"
         self.changes += 1
+        before = {word: json.dumps(state, sort_keys=True) for word, state in self.cards.items()}
         getattr(self, "_" + kind)(data)
-        for word in self.cards:
+        for word, state in self.cards.items():
             self._owed(word)
+            if json.dumps(state, sort_keys=True) != before.get(word):
+                state["changed_at"] = self.changes
 
     def _owed(self, word: str) -> None:
         state = self.cards[word]
@@ -417,19 +420,27 @@ class ExactlyOnce(RuleBasedStateMachine):
         pending, index._deferred[:] = list(index._deferred), []
         for path, roots, follow, allowed in pending:
             index._load_healing(path, roots, follow, allowed)
-        if pending and not self.background:
+        if self._of_the_workspace(pending) and not self.background:
             self.synced = self.changes
 
     def _background_build_finishes(self) -> None:
         pending, self.background = self.background, []
         for path, roots, follow, allowed in pending[-1:]:  # one builder at a time
             index._load_healing(path, roots, follow, allowed)
-        if pending:
+        if self._of_the_workspace(pending[-1:]):
             self.synced = self.changes
+
+    def _of_the_workspace(self, checks: list[tuple]) -> bool:
+        """Whether one of these index checks or builds is the workspace's store's: a call
+        from the nested repository checks that repository's index, not this one's."""
+        ours = os.path.realpath(self.memory)
+        return any(os.path.realpath(root) == ours for _path, roots, *_ in checks
+                   for root, _scope in roots)
 
     # --- hook events ----------------------------------------------------------------------
     def _call(self, host: str, document: dict, resets: bool | None = None,
-              reaches_model: bool = True, stopped: bool = False, transcribe: bool = True) -> str:
+              reaches_model: bool = True, stopped: bool = False, transcribe: bool = True,
+              asked: tuple[str, ...] = ()) -> str:
         """One hook call and the oracle's checks; the answer's text. `resets`: whether the
         event empties the model's context, when the test knows it better than the event's
         kind. `reaches_model`: False when the host drops the answer (a prompt another hook
@@ -521,6 +532,13 @@ class ExactlyOnce(RuleBasedStateMachine):
                     if state.get("owed_from") is not None and state["owed_from"] <= self.synced]
             missing = [word for word in owed if word not in holds]
             assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
+            # A card the prompt names (its tag and title word) is in the context after the
+            # answer, as the file holds it now, once the index has seen its last change.
+            unheld = [word for word in asked if word in self.cards
+                      and not self.cards[word]["secret"]
+                      and self.cards[word].get("changed_at", 0) <= self.synced
+                      and holds.get(word) != self.cards[word]["body"]]
+            assert not unheld, f"asked for {unheld}, not in {key}'s context after the prompt"
         if event.kind == "prompt" and in_workspace:
             for card_id in self.lost_always.pop(key, set()):
                 state = self.cards.get(card_id)
@@ -612,13 +630,14 @@ class ExactlyOnce(RuleBasedStateMachine):
         text = "tell me about the " + " and ".join(f"{w} notes" for w in words)
         self.prompts.append((host, session, words))
         document = _payload(host, name, self._cwd(data), session, prompt=text, **_stamp(host))
+        asked = tuple(words)
         if host == "codex" or not data.draw(st.booleans()):
-            self._call(host, document)
+            self._call(host, document, asked=asked)
             return
         # engram linked in the project and with --global: Gemini and Claude Code run both
         # entries on the same payload, then write the prompt once, with both answers.
-        answers = [self._call(host, json.loads(json.dumps(document)), transcribe=False)
-                   for _ in range(2)]
+        answers = [self._call(host, json.loads(json.dumps(document)), transcribe=False,
+                              asked=asked) for _ in range(2)]
         joined = "\n\n".join(a for a in answers if a)
         if host == "gemini":
             self._transcribe_gemini(document, "prompt", joined, True, False)
