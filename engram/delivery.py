@@ -80,6 +80,63 @@ def entry_for(document: dict[str, Any], key: str, host: str, cwd: str, session: 
     return entry
 
 
+# The time records are dated, aged and swept by is the wall clock, never earlier than the
+# latest time a call has read from it: the mtime of `delivery/clock`, moved forward at most
+# once a TOUCH_SECONDS. A clock set ahead and then right, or set back, would otherwise make
+# a record used before a sweep look young again when the marker of a reset it had not
+# applied was swept by the later clock (a loss), or stamp a reset earlier than the one a
+# record last applied, whose marker is swept (so the new reset is not applied: a loss).
+# With it, time stands still while the wall clock is behind: records keep their age, and
+# a record used before a sweep by a clock that ran ahead is as old as that clock made it.
+def clock() -> float:
+    """Now, as delivery records are dated: the wall clock, or the latest time seen if that
+    is later. A call reads it once (one stat; a write at most once a minute)."""
+    path = _clock_path()
+    wall = time.time()
+    try:
+        seen = os.stat(path).st_mtime
+    except OSError:
+        seen = 0.0
+    if wall - seen > TOUCH_SECONDS:
+        _advance_clock(path, wall)
+        return wall
+    return max(wall, seen)
+
+
+def _clock_path() -> str:
+    return os.path.join(paths.state_dir_str(), "delivery", "clock")
+
+
+def _advance_clock(path: str, now: float) -> None:
+    try:
+        if os.stat(path).st_mtime >= now:
+            return
+    except OSError:
+        pass
+    try:
+        _stamp(path, int(now * 1e9))
+    except OSError:
+        pass  # not kept: the wall clock is all there is, as before
+
+
+def _stamp(path: str, ns: int) -> None:
+    """Create the empty file `path` if need be and set its mtime to `ns`."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.utime(fd if os.utime in os.supports_fd else path, ns=(ns, ns))
+    finally:
+        os.close(fd)
+
+
+def _clock_ns() -> int:
+    """The latest time seen (ns), 0 when none."""
+    try:
+        return os.stat(_clock_path()).st_mtime_ns
+    except OSError:
+        return 0
+
+
 def trusted(entry: dict[str, Any], now: float) -> bool:
     """Whether the record can still speak for its session's context: used within
     EVICTED_MAX_AGE, so every reset since then still has its marker."""
@@ -173,14 +230,10 @@ def last_reset(host: str, context_id: str) -> int:
 
 def announce_reset(host: str, context_id: str) -> int:
     """Stamp the session's reset marker; returns the stamp (ns), later than any before it."""
-    path = reset_marker(host, context_id)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    stamp = max(time.time_ns(), last_reset(host, context_id) + 1)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        os.utime(fd if os.utime in os.supports_fd else path, ns=(stamp, stamp))
-    finally:
-        os.close(fd)
+    # Later than every reset a record may have applied, even one whose marker was swept:
+    # the marker is swept only once it is older than MARKER_MAX_AGE by the latest clock.
+    stamp = max(time.time_ns(), last_reset(host, context_id) + 1, _clock_ns())
+    _stamp(reset_marker(host, context_id), stamp)
     return stamp
 
 
@@ -253,7 +306,10 @@ def peek_document(path: str) -> dict[str, Any]:
 def sweep_reset_markers(now: float) -> None:
     """Drop reset markers and session lists older than any record they could speak for
     (a list lost costs second copies of a card met in two workspaces, a marker lost would
-    lose what a reset took), and set-aside records past their age or count, oldest first."""
+    lose what a reset took), and set-aside records past their age or count, oldest first.
+    The clock is first moved to `now`: no record used before this sweep is trusted once the
+    clock is older than what it swept."""
+    _advance_clock(_clock_path(), now)
     for kind, max_age, cap in (("resets", MARKER_MAX_AGE, None), ("sessions", MARKER_MAX_AGE, None),
                                ("evicted", EVICTED_MAX_AGE, MAX_EVICTED)):
         folder = os.path.join(paths.state_dir_str(), "delivery", kind)
@@ -403,10 +459,12 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
         self.lock = fileio.exclusive_lock(path + ".lock",
                                           lock_timeout() if timeout is None else timeout)
         self.document: dict[str, Any] = {}
+        self.now = 0.0
 
     def __enter__(self) -> dict[str, Any]:
         self.lock.__enter__()
         try:
+            self.now = clock()
             self.document = read_document(self.path)
             self.before = _serialize(self.document)
         except BaseException:
@@ -417,7 +475,7 @@ class transaction:  # noqa: N801 - used as `with transaction(path) as document:`
     def __exit__(self, exc_type: object, *rest: object) -> None:
         try:
             if exc_type is None:
-                now = time.time()
+                now = max(self.now, time.time())
                 evicted = prune(self.document, now)
                 # Set aside before the cache forgets them: killed in between, a record is
                 # in both places, and the cache's copy wins.

@@ -253,6 +253,7 @@ class HookCall:
         self.host_def = host_def
         self._native: tuple[tuple[str, ...], str] | None = None
         self.reset_stamp = 0  # the session's last reset, from any folder (ns)
+        self.now = 0.0  # the delivery clock (`delivery.clock`), read once the lock is held
         self.on_merit: set[str] = set()  # ids the prompt routed for themselves (`route`)
         self.dropped: set[str] = set()  # ids whose bodies the host dropped (`_forget_if_dropped`)
         self.payload_digest = ""  # xxh64 of the raw payload (`_start_seen`)
@@ -355,14 +356,17 @@ class HookCall:
             self._sync_native_rules()
         cache = delivery.cache_path(self.workspace.key)
         self.reset_stamp = reset_stamp(event)
+        transaction = delivery.transaction(cache)
         if self.runtime.get("delivery") == "slot":
-            with delivery.transaction(cache) as document:
-                return self._fill_slot(document, time.time())
+            with transaction as document:
+                self.now = transaction.now
+                return self._fill_slot(document, self.now)
         # Routing and body reads need no cache state: done before taking the lock, so the
         # lock covers only the delta, budget, render and record (steps 5-8).
         routed = None if native_path else self._route_unlocked()
-        with delivery.transaction(cache) as document:
-            return self._deliver(document, time.time(), routed)
+        with transaction as document:
+            self.now = transaction.now
+            return self._deliver(document, self.now, routed)
 
     def _route_unlocked(self) -> list[delta.Routed] | None:
         """The routed cards of a start, prompt or path event (None for other kinds). Prompts
@@ -651,7 +655,7 @@ class HookCall:
         if places is not None and here not in places:
             delivery.join_workspace(event.host, event.context_id, here)
         if places:
-            delivery.session_used(event.host, event.context_id, time.time())
+            delivery.session_used(event.host, event.context_id, self.now)
         return places
 
     def _delivered_elsewhere(self, places: list[str] | None) -> set[str]:
@@ -666,7 +670,7 @@ class HookCall:
             if place == here:
                 continue
             document = delivery.peek_document(delivery.cache_path(paths.workspace_key(place)))
-            key, now = event.cache_key(place), time.time()
+            key, now = event.cache_key(place), self.now
             # The record there, or the one its cache evicted (still the session's context).
             other = document["entries"].get(key) or delivery.restore(key, now) or {}
             if int(other.get("reset_at") or 0) >= self.reset_stamp and delivery.trusted(other, now):

@@ -307,3 +307,42 @@ def test_a_silent_call_of_the_session_still_uses_the_record(ws: Path, clock: Clo
     clock.advance(8 * DAY)
     answer = prompt(client, ws, "how do we cut a release and deploy?")
     assert "release" not in sent_ids(answer), answer
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_reset_swept_while_the_clock_ran_ahead_is_not_lost(ws: Path, clock: Clock,
+                                                             client: str, tmp_path: Path) -> None:
+    """A session cleared from another folder, then the clock set 40 days ahead (a wrong
+    date after a resume from sleep, a VM restored) while another workspace's hook swept the
+    reset markers, then set right: the record here, last used a minute before the reset,
+    looks a minute old again, but the marker of the reset it has not applied is gone. It
+    must not be taken for the context the /clear emptied."""
+    first_session(client, ws)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    clock.advance(60)
+    start(client, elsewhere, "clear")
+    clock.advance(40 * DAY)
+    delivery.sweep_reset_markers(time.time())  # another workspace's hook, a write in 32
+    clock.advance(-40 * DAY + 60)
+    assert "release" in sent_ids(prompt(client, ws, "the release and deploy again"))
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_reset_while_the_clock_is_set_back_still_applies(ws: Path, clock: Clock,
+                                                           client: str, tmp_path: Path) -> None:
+    """A session in use for 36 days (its start's reset marker swept after 31, as it should
+    be: the record has applied it), then the clock set back 40 days (a dead clock battery, a
+    VM snapshot's date) and the session cleared from another folder: the new reset must be
+    later than the one the record applied, whatever the clock says, or the record keeps
+    the bodies the /clear emptied."""
+    first_session(client, ws)
+    for _week in range(6):
+        clock.advance(6 * DAY)
+        prompt(client, ws, "what is the capital of mongolia")
+        delivery.sweep_reset_markers(time.time())  # another workspace's hook, a write in 32
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    clock.advance(-40 * DAY)
+    start(client, elsewhere, "clear")
+    assert "release" in sent_ids(prompt(client, ws, "the release and deploy again"))
