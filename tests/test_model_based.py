@@ -74,7 +74,7 @@ RUNS = {"claude": ("rule load between", "twice", "once"), "codex": ("twice", "on
 STATS = {"calls": 0, "bodies": 0, "already": 0, "compactions": 0, "cancelled": 0,
          "evicted": 0, "restored": 0, "blocked": 0, "starts_twice": 0,
          "rule_loads_between": 0, "same_tick": 0, "older_records": 0,
-         "rule_loads": 0}  # printed with -s
+         "rule_loads": 0, "prompt_cards_checked": 0, "path_cards_checked": 0}  # printed with -s
 # How far the clock the delivery records read moves at once: a minute, past the cache's TTL
 # (records evicted), back (a clock set right), past the age records are kept at all, and
 # back as far (a clock that ran ahead while a hook swept old reset markers, set right).
@@ -527,20 +527,25 @@ class ExactlyOnce(RuleBasedStateMachine):
             last[card_id] = holds[card_id] = sent[0]
             sent_ever.add(card_id)
             STATS["bodies"] += 1
-        if event.kind == "prompt" and in_workspace and not self.budgeted and not self.background:
-            if len(self.cards) + 2 < index.DEFER_MIN_FILES:  # checked before the answer
-                self.synced = self.changes
+        checked = in_workspace and not self.budgeted and not self.background
+        if checked and event.kind in ("prompt", "path") \
+                and len(self.cards) + 2 < index.DEFER_MIN_FILES:  # checked before the answer
+            self.synced = self.changes
+        if event.kind == "prompt" and checked:
             owed = [word for word, state in self.cards.items()
                     if state.get("owed_from") is not None and state["owed_from"] <= self.synced]
             missing = [word for word in owed if word not in holds]
             assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
-            # A card the prompt names (its tag and title word) is in the context after the
-            # answer, as the file holds it now, once the index has seen its last change.
-            unheld = [word for word in asked if word in self.cards
-                      and not self.cards[word]["secret"]
-                      and self.cards[word].get("changed_at", 0) <= self.synced
-                      and holds.get(word) != self.cards[word]["body"]]
-            assert not unheld, f"asked for {unheld}, not in {key}'s context after the prompt"
+        if event.kind in ("prompt", "path") and checked:
+            # A card the prompt names (its tag and title word), or whose files the tool call
+            # touches or whose packages the code written imports, is in the context after
+            # the answer, as the file holds it now, once the index has seen its last change.
+            expected = [word for word in asked if word in self.cards
+                        and not self.cards[word]["secret"]
+                        and self.cards[word].get("changed_at", 0) <= self.synced]
+            STATS[f"{event.kind}_cards_checked"] += len(expected)
+            unheld = [word for word in expected if holds.get(word) != self.cards[word]["body"]]
+            assert not unheld, f"{unheld} not in {key}'s context after the {event.kind} event"
         if event.kind == "prompt" and in_workspace:
             for card_id in self.lost_always.pop(key, set()):
                 state = self.cards.get(card_id)
@@ -704,7 +709,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         packages (that card is then routed by code)."""
         word = words[0]
         target = str(self.ws / "src" / word / "main.py")
-        written = data.draw(st.sampled_from((None, *WORDS)))
+        written = data.draw(st.sampled_from((None, *sorted(self.cards), *WORDS)))
         code = f"import {written}_sdk\nimport {written}_io\n" if written else ""
         if host == "claude":
             document = _payload(host, "PostToolUse.json", self._cwd(data), session,
@@ -719,7 +724,18 @@ class ExactlyOnce(RuleBasedStateMachine):
             document = _payload(host, "AfterTool.json", self._cwd(data), session,
                                 tool_name="write_file" if written else "read_file",
                                 tool_input={"file_path": target, **({"content": code} if written else {})})
-        self._call(host, document, reaches_model=reaches_model)
+        # The cards this call must bring (`_call`'s oracle): the scoped card of the file
+        # touched, where the host names it from the workspace, and the card whose packages
+        # the code written imports. Not with Claude's native path rules: its rule files are
+        # what brings a scoped card then.
+        brings: list[str] = []
+        if not (host == "claude" and self.native) and (
+                host != "codex" or os.path.realpath(document["cwd"]) == str(self.ws.resolve())):
+            if self.cards.get(word, {}).get("scoped"):
+                brings.append(word)
+            if written:
+                brings.append(written)
+        self._call(host, document, reaches_model=reaches_model, asked=tuple(brings))
         if host == "claude" and self.native:
             self._rule_load(document, word)
 
