@@ -9,6 +9,9 @@ order, the same steps and draws usually fail again, and then can be traced and s
 
 LOG is the pytest output; FIRST_LINE and LAST_LINE (1-based) pick one failure when the report
 holds several. Run from the checkout whose engram is to be tried (it goes first on sys.path).
+
+With no lines given, a LOG printed with ENGRAM_MODEL_VERBOSE=1 (every case as it runs) is
+replayed from its first failing case as it first ran, before any shrinking or replay.
 """
 
 from __future__ import annotations
@@ -28,11 +31,17 @@ def steps_of(lines: list[str]) -> list[tuple[str, str, list[object]]]:
     """(rule name, its keyword arguments as printed, the draws before it) for each step."""
     steps: list[tuple[str, str, list[object]]] = []
     draws: list[object] = []
+    unfinished = ""  # a drawn value printed over several lines (a long list)
     for raw in lines:
         line = re.sub(r"^\s*\|?\s*(E\s+)?", "", raw)
         drawn = re.match(r"Draw \d+: (.*)$", line)
-        if drawn:
-            draws.append(ast.literal_eval(drawn.group(1)))
+        if drawn or unfinished:
+            unfinished += drawn.group(1) if drawn else " " + line
+            try:
+                draws.append(ast.literal_eval(unfinished))
+            except SyntaxError:
+                continue
+            unfinished = ""
             continue
         step = re.match(r"state\.(\w+)\((.*)\)$", line)
         if step and step.group(1) not in ("files_match_the_model", "teardown"):
@@ -46,6 +55,11 @@ def main(argv: list[str]) -> int:
     lines = Path(argv[1]).read_text(encoding="utf-8").splitlines()
     first = int(argv[2]) - 1 if len(argv) > 2 else 0
     last = int(argv[3]) if len(argv) > 3 else len(lines)
+    failed = next((n for n, line in enumerate(lines) if "Status.INTERESTING" in line), None)
+    if len(argv) == 2 and failed is not None:
+        # A run printed with ENGRAM_MODEL_VERBOSE: the first failing case, as first run.
+        first = max(n for n, line in enumerate(lines[:failed]) if line.startswith("Test case:"))
+        last = failed
     machine = model.ExactlyOnce()
     done, name = 0, ""
     try:

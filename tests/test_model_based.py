@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 from conftest import load_payload
 from hookkit import already, context
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Verbosity, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -865,13 +865,19 @@ class ExactlyOnce(RuleBasedStateMachine):
 
 # A fixed, CI-sized budget (examples x steps); a soak run raises it and draws new sequences:
 # ENGRAM_MODEL_EXAMPLES=500 ENGRAM_MODEL_STEPS=60 ENGRAM_MODEL_RANDOM=1 pytest tests/test_model_based.py
+# (ENGRAM_MODEL_VERBOSE=1 prints every run's steps and draws as they go: -s, to a file.)
 EXAMPLES = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "80"))
 STEPS = int(os.environ.get("ENGRAM_MODEL_STEPS", "30"))
 TestExactlyOnce = ExactlyOnce.TestCase
 TestExactlyOnce.settings = settings(max_examples=EXAMPLES, stateful_step_count=STEPS,
                                     deadline=None, database=None,
                                     derandomize=not os.environ.get("ENGRAM_MODEL_RANDOM"),
-                                    suppress_health_check=list(HealthCheck))
+                                    suppress_health_check=list(HealthCheck),
+                                    # Every step of every run printed as it goes, so a
+                                    # failure Hypothesis cannot replay (the clock decided it)
+                                    # can still be fed to tests/replay_model_failure.py.
+                                    verbosity=Verbosity.debug
+                                    if os.environ.get("ENGRAM_MODEL_VERBOSE") else Verbosity.normal)
 
 
 class Draws:
