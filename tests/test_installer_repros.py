@@ -1014,6 +1014,19 @@ def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     assert path.read_text() == text
 
 
+def _linked_then_unlinked_elsewhere(workspace: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch, text: str) -> str:
+    """The Gemini settings `text` linked, then unlinked with no record of the file (another
+    state dir: a teammate's link, another machine): the text unlink leaves."""
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    assert engram("link", "gemini", cwd=workspace) == 0
+    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "another-machine"))
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    return path.read_text()
+
+
 @pytest.mark.parametrize("text, kept", [
     ('{"model": "x", /* mine */ "hooks": {}}', '{"model": "x"/* mine */}'),
     ('{"hooks": {} /* mine */, "model": "x"}', '{/* mine */"model": "x"}'),
@@ -1028,13 +1041,46 @@ def test_unlink_keeps_a_comment_on_a_line_whose_code_stays(
     unlink refused it whole for a `/* */` next to the member it removes. The comment now
     stays where it is and the member goes; the value is what the user had, less engram's
     entries (and the `hooks` they emptied)."""
-    path = workspace / ".gemini" / "settings.json"
-    path.parent.mkdir()
-    path.write_text(text)
-    assert engram("link", "gemini", cwd=workspace) == 0
-    monkeypatch.setenv("ENGRAM_STATE_DIR", str(tmp_path / "another-machine"))
-    assert engram("unlink", "gemini", cwd=workspace) == 0
-    after = path.read_text()
+    after = _linked_then_unlinked_elsewhere(workspace, tmp_path, monkeypatch, text)
     assert jsonc.comments(after) == jsonc.comments(text)
     assert jsonc.parse(after) == {"model": "x"}
     assert after == kept
+
+
+SAME = "the file as it was"
+
+
+@pytest.mark.parametrize("text, kept", [
+    # found by a soak of test_installer_userfiles.py: a one-line file, each comment before a key
+    ('{/* é */ "hooks": {/* é */ "SessionStart": [], /* é */ "BeforeAgent": []}}', SAME),
+    ('{"model": "x", "hooks": {"SessionStart": [], /*x*/ "BeforeAgent": []}}', SAME),
+    ('{"hooks": {"SessionStart": [] /* é */, "BeforeAgent": []}}',
+     '{"hooks": {"SessionStart": []/* é */}}'),
+    ('{\n  "hooks": {"SessionStart": [] /* a */, "BeforeAgent": [] /* b */}\n}\n', None),
+    ('{\n  "hooks": {\n    "SessionStart": [], // é\n    "BeforeAgent": []\n  }\n}\n', SAME),
+    ('{\n  "hooks": {\n    "SessionStart": [ // é\n    ],\n    "BeforeAgent": []\n  }\n}\n', None),
+    ('{\n  "hooks": {\n    "SessionStart": [] /* é */\n  }\n}\n', None),
+    ('{\n  "hooks": { // mine\n    "SessionStart": []\n  }\n}\n', SAME),
+], ids=["soak", "model", "after-a-list", "two-after", "line-comment", "inside-a-list",
+        "after-the-last", "after-the-brace"])
+def test_unlink_with_no_record_keeps_a_comment_next_to_an_event_list_it_empties(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
+        kept: str | None) -> None:
+    """Found by a soak of the generated user files: a Gemini file whose comments sit on the
+    lines of the user's empty event lists, linked, then unlinked with no record of the file
+    (a teammate's link, the state dir removed). Unlink emptied engram's event lists and
+    deleted them, and their lines with the comments on them, so it refused the whole file
+    ("a comment ... that this change would delete"). An event list a comment sits next to now
+    stays, empty: every comment kept, byte for byte and in order, no entry of engram's left,
+    every other setting as it was (`kept`: the whole text, where it is pinned)."""
+    from installer_helpers import host_reads
+
+    after = _linked_then_unlinked_elsewhere(workspace, tmp_path, monkeypatch, text)
+    value = host_reads("gemini", after)
+    assert jsonc.comments(after) == jsonc.comments(text)
+    assert isinstance(value, dict)
+    assert {k: v for k, v in value.items() if k != "hooks"} == \
+        {k: v for k, v in jsonc.parse(text).items() if k != "hooks"}
+    assert all(groups == [] for groups in value.get("hooks", {}).values())
+    if kept is not None:
+        assert after == (text if kept is SAME else kept)

@@ -9,6 +9,7 @@ raises CommentLoss instead of dropping it silently.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -313,6 +314,35 @@ def tree(text: str) -> Node:
     """The span tree of a document that parse() accepted."""
     code = [t for t in tokens(text) if t.kind != "comment"]
     return _tree(text, code, 0)[0]
+
+
+def commented_members(text: str, key: str) -> set[str]:
+    """The members of the object under the top-level `key` that a comment sits next to: one
+    between the code before the member and the code after its value (above its key, inside
+    its value, after it up to the comma or the closing brace), or after that comma on its
+    line."""
+    root = tree(text)
+    if root.kind != "object" or key not in root.keys:
+        return set()
+    node = root.items[root.keys.index(key)]
+    toks = tokens(text)
+    notes = [t.start for t in toks if t.kind == "comment" and node.start < t.start < node.end]
+    if node.kind != "object" or not notes:
+        return set()
+    code = [t for t in toks if t.kind != "comment" and node.start <= t.start < node.end]
+    starts = [t.start for t in code]
+    out = set()
+    for name, start, value in zip(node.keys, node.key_starts, node.items, strict=True):
+        first = code[bisect.bisect_left(starts, start) - 1].end  # the code before the key
+        after = bisect.bisect_left(starts, value.end)
+        last = code[after].start if after < len(code) else node.end
+        if after < len(code) and text[last] == ",":
+            line_end = text.find("\n", last)
+            nxt = code[after + 1].start if after + 1 < len(code) else node.end
+            last = nxt if line_end < 0 else min(nxt, line_end)
+        if any(first <= n < last for n in notes):
+            out.add(name)
+    return out
 
 
 def _newline(text: str) -> str:

@@ -241,7 +241,7 @@ class _JsonFormat:
             rendered = jsonc.render_fresh(document)
         else:
             try:
-                rendered = jsonc.patch(text, self.load(text), document)
+                rendered, document = self._patched(text, document, ours)
             except jsonc.CommentLoss as exc:
                 raise ShapeError(ours.container, f"has a comment near line {exc.line} that this "
                                  "change would delete", "move that comment elsewhere in the file, "
@@ -250,6 +250,50 @@ class _JsonFormat:
                 raise ShapeError("(file)", str(exc), _BY_HAND) from None
         verify(rendered, document)
         return rendered
+
+    def _patched(self, text: str, document: dict[str, Any], ours: Ours) -> tuple[str, dict[str, Any]]:
+        """`text` edited to `document`, and the document it holds. An event list engram
+        emptied is deleted with its key, and with the lines that held it: where a comment of
+        the user's sits on one of those lines (a one-line file, a comment after `[],`), the
+        list stays instead, empty (as the host reads no list at all), and so does the
+        container holding it. First the lists a comment sits next to, then every list engram
+        emptied; CommentLoss when the comment would go all the same."""
+        before = self.load(text)
+        try:
+            return jsonc.patch(text, before, document), document
+        except jsonc.CommentLoss as exc:
+            loss = exc
+        emptied = _emptied(before, document, ours)
+        if not emptied:
+            raise loss
+        beside = jsonc.commented_members(text, ours.container)
+        for keep in dict.fromkeys((tuple(e for e in emptied if e in beside), emptied)):
+            candidate = _with_empty(document, ours, keep)
+            try:
+                return jsonc.patch(text, before, candidate), candidate
+            except jsonc.CommentLoss:
+                continue
+        raise loss
+
+
+def _emptied(before: dict[str, Any], after: dict[str, Any], ours: Ours) -> tuple[str, ...]:
+    """The events of `before`'s container that `after` no longer has (the lists engram emptied
+    and deleted)."""
+    old = before.get(ours.container)
+    if not isinstance(old, dict):
+        return ()
+    new = after.get(ours.container)
+    new = new if isinstance(new, dict) else {}
+    return tuple(e for e in ours.events(old) if e not in new)
+
+
+def _with_empty(document: dict[str, Any], ours: Ours, events: tuple[str, ...]) -> dict[str, Any]:
+    """`document` with an empty list under each of `events`, in a container it keeps."""
+    result = dict(document)
+    hooks = result.get(ours.container)
+    result[ours.container] = {**(hooks if isinstance(hooks, dict) else {}),
+                              **{event: [] for event in events}}
+    return result
 
 
 def verify(rendered: str, document: Any) -> None:
