@@ -227,6 +227,12 @@ class ExactlyOnce(RuleBasedStateMachine):
         # ran).
         self.changes = 0
         self.synced = 0
+        # Cache keys whose host dropped an answer (a blocked prompt or tool result) with no
+        # prompt since: the hook learns it at the next prompt, so until then a tool call may
+        # take the dropped cards for delivered (a card comes late, not twice or never). On
+        # Claude Code and Gemini CLI a blocked prompt starts no turn, so no tool call
+        # follows it; Gemini goes on with the turn after a blocked tool result.
+        self.unconfirmed: set[str] = set()
         # Per (cache key, workspace root): the raw payload of its last call, and when.
         self.last_call: dict[tuple[str, str], tuple[str, float]] = {}
 
@@ -505,6 +511,7 @@ class ExactlyOnce(RuleBasedStateMachine):
         in_workspace = workspace.find_root_str(event.cwd) == str(self.ws.resolve())
         if not reaches_model:
             STATS["blocked"] += 1
+            self.unconfirmed.add(key)
             if in_workspace:
                 self.lost_always.setdefault(key, set()).update(
                     card_id for card_id in bodies(text)
@@ -536,7 +543,9 @@ class ExactlyOnce(RuleBasedStateMachine):
                     if state.get("owed_from") is not None and state["owed_from"] <= self.synced]
             missing = [word for word in owed if word not in holds]
             assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
-        if event.kind in ("prompt", "path") and checked:
+        if event.kind == "prompt" or resets:
+            self.unconfirmed.discard(key)
+        if event.kind in ("prompt", "path") and checked and key not in self.unconfirmed:
             # A card the prompt names (its tag and title word), or whose files the tool call
             # touches or whose packages the code written imports, is in the context after
             # the answer, as the file holds it now, once the index has seen its last change.
