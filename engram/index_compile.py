@@ -128,6 +128,18 @@ def _holds_secret(card: Card | None) -> bool:
     return secrets.has_secrets(secrets.card_text(card))
 
 
+def _holds_secret_as_written(card: Card | None, raw: bytes | None) -> bool:
+    """`_holds_secret`, or the card's frontmatter holds one as the file writes it (a token
+    wrapped over two lines of a YAML value, which every parsed field shows as two words)."""
+    if card is None or _holds_secret(card):
+        return card is not None
+    if raw is None:
+        return False
+    from engram import secrets
+
+    return secrets.has_secrets(secrets.frontmatter(card, raw.decode("utf-8", "replace")))
+
+
 def reparse(path: str, root: str, raw: bytes) -> tuple[Card | None, bool]:
     """One card file parsed alone from `raw`, its bytes now: (the card or None when it no
     longer parses, whether it holds a secret). For a hook that found a file changed since the
@@ -135,7 +147,7 @@ def reparse(path: str, root: str, raw: bytes) -> tuple[Card | None, bool]:
     from engram import store
 
     card, _problems, _digest = store.load_file(store.FoundFile(path, root, 0, len(raw)), raw)
-    return card, _holds_secret(card)
+    return card, _holds_secret_as_written(card, raw)
 
 
 def _prepare(entry: Any, raw: bytes | None) -> tuple[Any, ...]:
@@ -162,7 +174,7 @@ def _prepare(entry: Any, raw: bytes | None) -> tuple[Any, ...]:
     # are shared (its reference flags), and a card that crossed a process boundary shares
     # none. The tuples are temporaries, as they always were, for the same reason.
     row = marshal.dumps(_card_tuple(card)[:K_BODY] + (span,) + _card_tuple(card)[K_BODY + 1:])
-    return True, False, digest, terms, lengths, _holds_secret(card), \
+    return True, False, digest, terms, lengths, _holds_secret_as_written(card, raw), \
         marshal.dumps(_card_tuple(card)), row, marshal.dumps(terms), problem_blob
 
 

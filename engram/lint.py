@@ -61,6 +61,7 @@ def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
 
     problems: list[Problem] = []
     for card in cards:
+        first = len(problems)
         for pattern in card.applies_to:
             line = _glob_line(card, pattern)
             found = globs.lint(pattern)
@@ -81,7 +82,16 @@ def check_cards(cards: Iterable[Card], tree: list[str] | None) -> list[Problem]:
         if any(render.is_forged(line) for line in render.break_lines(card.title + "\n" + card.card)):
             problems.append(Problem(card.path, None, "error",
                                     "the title or card line imitates engram's own framing", "framing"))
-        problems.extend(_secret_problems(card))
+        leaks = _secret_problems(card)
+        if leaks:
+            # A message quoting a field (a glob) shows a token YAML read from two lines (a
+            # folded value, two list items) as two words: hide each piece of the card's secrets.
+            from engram import secrets
+
+            pieces = secrets.fragments(secrets.card_text(card) + "\n" + secrets.frontmatter(card))
+            problems[first:] = [p.replace(message=secrets.scrub(p.message, pieces))
+                                for p in problems[first:]]
+        problems.extend(leaks)
     return problems
 
 

@@ -167,7 +167,7 @@ def _holds_secret(card: "Card", verdicts: Mapping[str, bool] | None) -> bool:
     from engram import secrets
 
     known = verdicts.get(card.file_key) if verdicts else None
-    return known if known is not None else secrets.has_secrets(secrets.card_text(card))
+    return known if known is not None else secrets.card_holds_secret(card)
 
 
 def remove_rules(rules_dir: Path, dry_run: bool = False) -> list[Path]:

@@ -1583,6 +1583,55 @@ def card_text(card: object) -> str:
     return "\n".join(card_parts(card))
 
 
+def frontmatter(card: object, text: str | None = None) -> str:
+    """The card's frontmatter as its file writes it (`text`, else read from the card's path):
+    YAML reads a line break inside a plain scalar, a folded block (`>`) or a flow list as a
+    space, so a token wrapped over two lines there is two words in every parsed field, yet
+    one token in the file, as in a wrapped body line."""
+    lines = int(getattr(card, "body_line", 1) or 1) - 1
+    if lines <= 0:
+        return ""
+    if text is None:
+        try:
+            with open(str(getattr(card, "path", "")), encoding="utf-8", errors="replace") as handle:
+                text = handle.read(1 << 20)
+        except OSError:
+            return ""
+    return "\n".join(text.replace("\r\n", "\n").split("\n", lines)[:lines])
+
+
+def card_holds_secret(card: object, text: str | None = None) -> bool:
+    """The gate's verdict on a card: its fields as the gate reads them (`card_text`), and its
+    frontmatter as the file writes it (`frontmatter`; `text` is the file's text when the
+    caller has it)."""
+    return has_secrets(card_text(card)) or has_secrets(frontmatter(card, text))
+
+
+_FRAGMENT_CUTS: Final = re.compile(r"[\s,\[\]\"'\\]+")
+
+
+def fragments(text: str) -> list[str]:
+    """The pieces of each secret in `text` that white space, commas, brackets or quotes
+    separate (a token wrapped over lines, two items of a list), longest first: what a message
+    quoting a value parsed from `text` may show of it, side by side."""
+    found = {piece for hit in find_secrets(text)
+             for piece in _FRAGMENT_CUTS.split(text[hit.start:hit.end]) if len(piece) >= 4
+             and not _is_plain_word(piece.strip("-"))}  # a key block's `PRIVATE`, not a piece
+    return sorted(found, key=len, reverse=True)
+
+
+def _is_plain_word(word: str) -> bool:
+    return word.isalpha() and (word.islower() or word.isupper() or word.istitle())
+
+
+def scrub(text: str, pieces: list[str]) -> str:
+    """`text` redacted, and each of `pieces` (see `fragments`) in it hidden too."""
+    for piece in pieces:
+        if piece in text:
+            text = text.replace(piece, marker("fragment"))
+    return redact(text)
+
+
 def redact_parts(parts: list[str]) -> list[str]:
     """Each of `parts` redacted with what the secrets found in them read as one text (one a
     line) cover of it: a token cut between two parts is hidden in both, so no part shows a

@@ -223,12 +223,14 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
     text = text.replace("\r\n", "\n")
     parsed = frontmatter.parse(text)
     if parsed.error:
-        return None, [Problem(path, parsed.error_line, "error", parsed.error, "frontmatter")], digest
+        return None, _quoting_no_secret([Problem(path, parsed.error_line, "error", parsed.error,
+                                                 "frontmatter")], text), digest
     try:
         card, notes = formats.build(PurePath(path), found.root, text, parsed, digest)
     except formats.CardError as exc:
-        return None, [Problem(path, line, "error", message, "invalid")
-                      for message, line in exc.problems] + _note_problems(path, exc.notes), digest
+        return None, _quoting_no_secret([Problem(path, line, "error", message, "invalid")
+                                         for message, line in exc.problems]
+                                        + _note_problems(path, exc.notes), text, parsed.data), digest
     from engram import secrets
 
     leaked = secrets.name_kind(card.id, os.path.basename(path))
@@ -240,13 +242,50 @@ def load_file(found: FoundFile, data: bytes | None = None) -> tuple[Card | None,
                               f"the card's id or file name holds a value-shaped secret ({leaked}, "
                               "redacted); engram never routes, lists or stores it: rename it",
                               "secret")], digest
-    return card, _note_problems(path, notes), digest
+    return card, _quoting_no_secret(_note_problems(path, notes), text, parsed.data), digest
+
+
+def _quoting_no_secret(problems: list[Problem], text: str,
+                       fields: "dict[str, object] | None" = None) -> list[Problem]:
+    """`problems` of a card file whose messages quote a value parsed from `text` (a bad
+    `priority`, a dangling `depends_on`) with the pieces of each secret of the file hidden: a
+    token YAML read from two lines (a folded scalar, two list items) is two words there, which
+    no redaction of the message alone finds. The file is scanned only when a message quotes
+    a word of it with a digit or a capital (a generated value's piece)."""
+    if not problems:
+        return problems
+    import re
+
+    quoted = [word for problem in problems
+              for word in re.findall(r"[A-Za-z0-9_+/=.-]{4,}", problem.message)
+              if word in text and not word.islower()
+              and any(c.isdigit() or c.isupper() for c in word[1:])]
+    if not quoted:
+        return problems
+    from engram import secrets
+
+    # As the gate reads them: each item of a list on a line of its own (two items may be the
+    # halves of a token).
+    pieces = secrets.fragments(text + "".join(
+        "\n" + "\n".join(map(str, value)) for value in (fields or {}).values()
+        if isinstance(value, list)))
+    if not pieces:
+        return problems
+    return [problem.replace(message=secrets.scrub(problem.message, pieces)) for problem in problems]
 
 
 def _note_problems(path: str, notes: "Iterable[object]") -> list[Problem]:
     """Warnings from building a card: (message, line, code) tuples or plain guesses."""
     return [Problem(path, note[1], "warning", note[0], note[2]) if isinstance(note, tuple)
             else Problem(path, None, "warning", str(note), "guessed") for note in notes]
+
+
+def _file_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_CARD_BYTES)
+    except OSError:
+        return ""
 
 
 def id_line(path: str) -> int | None:
@@ -349,8 +388,9 @@ def _drop_dangling(by_id: dict[str, Card], known: set[str], problems: list[Probl
             if skipped:
                 parts.append(f"depends_on names card(s) skipped for errors: {', '.join(skipped)}; "
                              "fix those first")
-            problems.append(Problem(card.path, None, "error", "; ".join(parts),
-                                    "dangling-dependency"))
+            problems.extend(_quoting_no_secret([Problem(card.path, None, "error", "; ".join(parts),
+                                                        "dangling-dependency")],
+                                               _file_text(card.path), {"": list(card.depends_on)}))
             del by_id[card_id]
             changed = True
 

@@ -509,7 +509,7 @@ def test_the_detectors_revision_names_its_source() -> None:
 
     source = (Path(secrets.__file__).read_bytes()).replace(b"\r\n", b"\n")
     assert (index_rows.SECRETS_REVISION, hashlib.sha256(source).hexdigest()[:16]) == \
-        (8, "0f7e3479f3d0d6b5"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
+        (9, "714d036fb2e3f8eb"), "engram/secrets.py changed: bump index_rows.SECRETS_REVISION"
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o002, 0o022])
@@ -695,3 +695,65 @@ def test_an_index_set_aside_is_readable_by_its_owner_alone(tmp_path: Path) -> No
     assert copies and any(token.encode() in p.read_bytes() for p in copies)
     for path in copies:
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path.name
+
+
+# A token wrapped over two lines in the frontmatter, as YAML reads it: a plain scalar or a
+# folded block (`>`) reads the line break as a space, a flow sequence (`[...]`) too, or the
+# two halves are two items of one list. The file holds the token as a wrapped line does (the
+# detector joins it there, and lint says the card is never injected), so every channel must
+# hide it as it would hide a body's wrapped token: the halves never shown side by side.
+FOLDED_PLACES = {
+    "title": "title: Deploy with {head}\n  {tail} now\n",
+    "title-deep": "title: Deploy with {head}\n        {tail} now\n",
+    "card-folded-block": "card: >\n  Deploy with {head}\n  {tail} now\n",
+    "card-plain": "card: Deploy with {head}\n  {tail} now\n",
+    "tags": "tags: [deploy, {head}\n  {tail}]\n",
+    "tags-two-items": "tags: [deploy, {head}, {tail}]\n",
+    "applies_to": "applies_to: [\"deploy/**\", \"src/{head}\n  {tail}/**\"]\n",
+    "depends_on": "depends_on: [{head}\n  {tail}]\n",
+    "depends_on-two-items": "depends_on: [{head}, {tail}]\n",
+    "priority": "priority: {head}\n  {tail}\n",
+}
+
+
+def _joined_by_a_reader(text: str) -> str:
+    """`text` with the white space, commas and quotes between words taken out: two halves of
+    a token a reader sees side by side read whole here."""
+    return re.sub(r"[\s,'\"\\]+", "", text)
+
+
+@pytest.mark.parametrize("place", sorted(FOLDED_PLACES))
+def test_a_token_folded_over_lines_in_the_frontmatter_never_leaves_engram(
+        place: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    token = next(t for t in TOKENS if t.startswith("ghp_"))
+    head, tail = token[:18], token[18:]
+    field = FOLDED_PLACES[place].format(head=head, tail=tail)
+    fields = {"title": "title: Deploy notes\n", "card": "card: How we deploy.\n",
+              "tags": "tags: [deploy, release]\n",
+              "applies_to": "applies_to: [\"deploy/**\"]\n"}
+    fields[place.split("-")[0]] = field
+    front = "".join(fields.values())
+    ws = make_workspace(tmp_path / "proj", cards={
+        "deploy": f"---\nid: deploy\n{front}always: true\n---\nDeploy with the release script.\n",
+        "filler": "---\nid: filler\ntitle: Deploy filler\ntags: [deploy]\nalways: true\n---\n"
+                  + " ".join(f"deploy step {i} of many." for i in range(2000)) + "\n"},
+        config={"hooks": {"path_rules": "native"}})
+    assert engram("link", "claude", cwd=ws) == 0
+    channels: dict[str, str] = {}
+    prompt = "deploy notes release script"
+    for host, name, changes in (
+            ("claude", "SessionStart.json", {}),
+            ("claude", "UserPromptSubmit.json", {"prompt": prompt}),
+            ("claude", "PreToolUse.json", {"tool_name": "Read",
+                                           "tool_input": {"file_path": str(ws / "deploy/x.sh")}}),
+            ("codex", "UserPromptSubmit.json", {"prompt": prompt}),
+            ("gemini", "BeforeAgent.json", {"prompt": prompt})):
+        channels[f"hook {host} {name}"] = call(host, payload(host, name, ws, **changes))
+    for args in (("lint",), ("lint", "--json"), ("doctor",), ("doctor", "--json"),
+                 ("route", prompt), ("route", prompt, "--explain"), ("route", prompt, "--json"),
+                 ("route", prompt, "--why-not", "deploy"), ("show", "deploy"),
+                 ("show", "deploy", "--json")):
+        channels[" ".join(args)] = _run(ws, capsys, *args)
+    channels.update(_written(ws, tmp_path / "state"))
+    leaked = [name for name, text in channels.items() if token in _joined_by_a_reader(text)]
+    assert not leaked, {name: channels[name][:3000] for name in leaked}

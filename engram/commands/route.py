@@ -190,13 +190,18 @@ def shown_card(card: Card) -> Card:
     parts = [secrets.redact(part) for part in secrets.card_parts(card)]
     if secrets.has_secrets("\n".join(parts)):
         parts = secrets.redact_parts(parts)
+    # A token the frontmatter wraps over two lines is two words in a parsed field.
+    pieces = secrets.fragments(secrets.frontmatter(card))
+    if pieces:
+        parts = [secrets.scrub(part, pieces) for part in parts]
     lists, at = [], 2
     for values in (card.tags, card.applies_to, card.depends_on):
         lists.append(tuple(parts[at:at + len(values)]))
         at += len(values)
     # The title is read twice: before the card line and before the body.
     first, again = parts[0], parts[-2]
-    title = again if first == card.title else first if again == card.title else \
+    title = first if first == again else again if first == card.title else \
+        first if again == card.title else \
         secrets.marker("cut between fields")
     return card.replace(title=title, card=parts[1], tags=lists[0], applies_to=lists[1],
                         depends_on=lists[2], body=parts[-1])
