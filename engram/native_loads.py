@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from engram import paths
+from engram import fileio, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +33,15 @@ _literals: dict[tuple[str, ...], list[tuple[str, str]]] = {}
 # Characters with a meaning in a glob (wildcards, classes, braces, extglob, escapes): a literal
 # head or tail stops at the first of them.
 _GLOB_SPECIAL: Final = frozenset("*?[]{}()|@+!\\")
+# Among a host's patterns (`patterns_of`): the host expands `@path` imports in the files it
+# loads (`runtime.loads_imports`), so a file one of them imports is loaded too.
+IMPORTS: Final = "@imports"
+# Claude Code follows imports up to 5 hops; a file read for its imports is bounded, and so is
+# the number of files one check reads.
+IMPORT_HOPS: Final = 5
+MAX_IMPORTING_BYTES: Final = 256 * 1024
+MAX_IMPORTING_FILES: Final = 64
+_imports_of: dict[tuple[str, int, int, int], list[str]] = {}
 
 
 def _literal_ends(pattern: str) -> tuple[str, str]:
@@ -82,6 +91,8 @@ def patterns_of(host_def: Mapping[str, Any]) -> tuple[str, ...]:
     or `$CLAUDE_CONFIG_DIR/CLAUDE.md`) as absolute paths, read where the host reads them now."""
     runtime = host_def.get("runtime") or {}
     patterns = tuple(runtime.get("loads_natively") or ())
+    if runtime.get("loads_imports") is True and patterns:
+        patterns += (IMPORTS,)
     names = runtime.get("loads_natively_user") or ()
     folder = paths.host_folder(host_def.get("install") or {}) if names else ""
     if not folder:
@@ -91,7 +102,7 @@ def patterns_of(host_def: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _workspace_globs(patterns: tuple[str, ...]) -> list[str]:
     """The globs of files in the workspace (the absolute paths are the user's own files)."""
-    return [p for p in patterns if not os.path.isabs(p)]
+    return [p for p in patterns if not os.path.isabs(p) and p != IMPORTS]
 
 
 def matches(patterns: tuple[str, ...], relative: str) -> bool:
@@ -184,9 +195,9 @@ def native_file(patterns: tuple[str, ...], location: str, path: str, provenance:
             if _still_loaded(os.path.join(location, source)):
                 return source
             continue
-        twin = _twin(patterns, location, source)
-        if twin:
-            return twin
+        found = _twin(patterns, location, source) or _importer(patterns, location, source)
+        if found:
+            return found
     return ""
 
 
@@ -195,7 +206,7 @@ def _names(patterns: tuple[str, ...]) -> list[str]:
     out = []
     for pattern in patterns:
         name = pattern[3:] if pattern.startswith("**/") else pattern
-        if name and not pattern.startswith("!") and not any(c in name for c in "/*?[{"):
+        if name and not pattern.startswith(("!", "@")) and not any(c in name for c in "/*?[{"):
             out.append(name)
     return out
 
@@ -221,6 +232,109 @@ def _twin(patterns: tuple[str, ...], location: str, source: str) -> str:
         if os.path.samestat(info, other_info) or _same_bytes(full, other):
             return candidate if _still_loaded(other) else ""
     return ""
+
+
+def _importer(patterns: tuple[str, ...], location: str, source: str) -> str:
+    """A file the host loads that imports `source` (`@AGENTS.md` in CLAUDE.md), directly or
+    through files it imports, for a host that expands imports, while `source` still holds
+    the original: the host's instruction files in the source's folder and each folder above
+    it up to the workspace root."""
+    if IMPORTS not in patterns:
+        return ""
+    target = os.path.join(location, source)
+    try:
+        wanted = os.stat(target)
+    except OSError:
+        return ""
+    names = _names(patterns)
+    folder = os.path.dirname(source)
+    while True:
+        for name in names:
+            candidate = os.path.join(folder, name) if folder else name
+            if matches(patterns, candidate) \
+                    and _reaches(os.path.join(location, candidate), wanted):
+                return candidate if _still_loaded(target) else ""
+        if not folder:
+            return ""
+        folder = os.path.dirname(folder)
+
+
+def _reaches(path: str, wanted: os.stat_result) -> bool:
+    """Whether the file at `path` imports the file `wanted` describes, in at most
+    IMPORT_HOPS hops."""
+    frontier, seen = [path], {path}
+    for _hop in range(IMPORT_HOPS):
+        following: list[str] = []
+        for importing in frontier:
+            for imported in import_paths(importing):
+                try:
+                    info = os.stat(imported)
+                except OSError:
+                    continue
+                if os.path.samestat(info, wanted):
+                    return True
+                if imported not in seen and len(seen) < MAX_IMPORTING_FILES:
+                    seen.add(imported)
+                    following.append(imported)
+        frontier = following
+    return False
+
+
+def import_paths(path: str) -> list[str]:
+    """The files the `@path` imports of the file at `path` name, resolved (relative to the
+    file's folder, `~/` to the home folder): each a word that starts with `@` (at the start of
+    a line or after white space). Not in a code block (fenced or indented), a code span or an
+    HTML comment, where Claude Code imports nothing. Where this reading and Claude's may
+    differ it finds fewer imports: a card then reaches Claude twice, never not at all."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    key = (path, info.st_mtime_ns, info.st_size, info.st_ino)
+    found = _imports_of.get(key)
+    if found is not None:
+        return found
+    try:
+        text = fileio.read_bounded(path, MAX_IMPORTING_BYTES).decode("utf-8", "replace")
+    except (OSError, fileio.NotRegularFile, fileio.FileTooLarge):
+        text = ""
+    found = []
+    folder = os.path.dirname(path)
+    fence = ""
+    comment = False
+    for line in text.splitlines() if "@" in text else ():
+        stripped = line.lstrip(" ")
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        if line.startswith(("    ", "\t")):
+            continue  # an indented code block (or a list's continuation: skipped as well)
+        visible, rest = [], line
+        while rest:
+            if comment:
+                end = rest.find("-->")
+                if end < 0:
+                    rest = ""
+                    break
+                comment, rest = False, rest[end + 3:]
+                continue
+            start = rest.find("<!--")
+            if start < 0:
+                visible.append(rest)
+                break
+            visible.append(rest[:start])
+            comment, rest = True, rest[start + 4:]
+        words = "".join(visible).split("`")[::2]  # what lies outside code spans
+        for word in " ".join(words).split():
+            if word.startswith("@") and len(word) > 1:
+                name = os.path.expanduser(word[1:]) if word.startswith("@~/") else word[1:]
+                found.append(os.path.normpath(os.path.join(folder, name)))
+    _imports_of[key] = found
+    return found
 
 
 def _same_bytes(first: str, second: str) -> bool:

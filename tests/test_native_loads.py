@@ -443,3 +443,66 @@ def test_a_card_from_the_users_own_file_is_left_to_the_host_exactly_while_it_rea
                                      [("derived_from", f"{source}#habits")])
     expected = state == "whole" and named is not None and named == reads / name
     assert bool(found) == expected, (source, reads, found)
+
+
+def _agents_md_workspace(tmp_path: Path, claude_md: str, where: str = "") -> Path:
+    """A workspace whose AGENTS.md (at `where`, a folder of it) was imported by `engram
+    import`, with `claude_md` as the CLAUDE.md beside it."""
+    root = make_workspace(tmp_path / "agents", cards={"overview": OVERVIEW})
+    folder = root / ".agents" / ".engram" / "agents"
+    folder.mkdir()
+    source = f"{where}/AGENTS.md" if where else "AGENTS.md"
+    (folder / "testing.md").write_text(IMPORTED.replace("CLAUDE.md#", f"{source}#"),
+                                       encoding="utf-8")
+    (root / source).parent.mkdir(parents=True, exist_ok=True)
+    (root / source).write_text("## Testing\n\nRun `make test`.\n" + "More.\n" * 200,
+                               encoding="utf-8")
+    (root / source).parent.joinpath("CLAUDE.md").write_text(claude_md, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("where", ["", "services/api"])
+@pytest.mark.parametrize("claude_md", [
+    "@AGENTS.md\n",  # what Claude Code's docs say a repository with an AGENTS.md should do
+    "# Claude\n\nRead these first: @./AGENTS.md\n\nUse plan mode for billing changes.\n",
+    "See @.claude/shared.md for the rest.\n",  # an import of a file that imports it
+])
+def test_an_agents_md_that_claude_md_imports_is_left_to_claude(tmp_path: Path, claude_md: str,
+                                                               where: str) -> None:
+    """Claude Code expands `@path` imports in the CLAUDE.md it loads (relative to the
+    importing file, up to 5 hops), so a CLAUDE.md holding `@AGENTS.md` loads AGENTS.md
+    whole: its cards went to Claude's hook as well, and the model read each rule twice."""
+    root = _agents_md_workspace(tmp_path, claude_md, where)
+    shared = (root / where / ".claude" / "shared.md")
+    shared.parent.mkdir(parents=True, exist_ok=True)
+    shared.write_text("Shared notes.\n\n@../AGENTS.md\n", encoding="utf-8")
+    start("claude", root)
+    assert "make test" not in prompt("claude", root, "how do I run the testing suite")
+    start("codex", root, session="s2")
+    assert "make test" not in prompt("codex", root, "how do I run the testing suite",
+                                     session="s2")
+
+
+@pytest.mark.parametrize("claude_md", [
+    "Other agents read `@AGENTS.md`; Claude does not.\n",  # a code span imports nothing
+    "```\n@AGENTS.md\n```\n",  # nor does a code block
+    "<!-- @AGENTS.md -->\n",
+    "Mail agents@AGENTS.md for access.\n",  # not an import: no space before the @
+    "@AGENTS.md.bak\n",  # another file (missing)
+])
+def test_a_claude_md_that_does_not_import_agents_md_leaves_its_cards_to_the_hook(
+        tmp_path: Path, claude_md: str) -> None:
+    root = _agents_md_workspace(tmp_path, claude_md)
+    start("claude", root)
+    assert "make test" in prompt("claude", root, "how do I run the testing suite")
+
+
+def test_an_imported_agents_md_replaced_by_the_pointer_goes_to_claude(tmp_path: Path) -> None:
+    """`engram import --replace` left the pointer in AGENTS.md: what CLAUDE.md imports no
+    longer holds the rules, so Claude's hook sends them."""
+    root = _agents_md_workspace(tmp_path, "@AGENTS.md\n")
+    (root / "AGENTS.md").write_text("# Agent instructions\n\nThis project's instructions live "
+                                    "as memory cards in `.agents/.engram/agents/`.\n",
+                                    encoding="utf-8")
+    start("claude", root)
+    assert "make test" in prompt("claude", root, "how do I run the testing suite")
