@@ -654,7 +654,9 @@ class HookCall:
         places = delivery.workspaces_of(event.host, event.context_id)
         if places is not None and here not in places:
             delivery.join_workspace(event.host, event.context_id, here)
-        if places:
+        if places is not None:
+            # Dated by the delivery clock, never by the one the system stamped a new list
+            # with: a wall clock behind it would make the list look old to the next sweep.
             delivery.session_used(event.host, event.context_id, self.now)
         return places
 

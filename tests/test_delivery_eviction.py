@@ -6,6 +6,7 @@ so none is sent again. A reset the session had meanwhile is still applied: never
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -346,3 +347,29 @@ def test_a_reset_while_the_clock_is_set_back_still_applies(ws: Path, clock: Cloc
     clock.advance(-40 * DAY)
     start(client, elsewhere, "clear")
     assert "release" in sent_ids(prompt(client, ws, "the release and deploy again"))
+
+
+@pytest.mark.parametrize("client", HOSTS)
+def test_a_session_list_made_while_the_clock_is_behind_is_kept(
+        ws: Path, clock: Clock, client: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session started while the wall clock was 40 days behind the latest time a hook had
+    seen (set back since): its list of workspaces, made by its first call, was dated by the
+    wall clock, so the next sweep (by the later clock) took it for 40 days old and dropped it,
+    and the card of the user's global memory the session got in one workspace was sent again
+    in the other (a second copy: the list is what ties its records together)."""
+    inner = nested_with_global_card(ws, tmp_path, monkeypatch)
+    join = delivery.join_workspace
+
+    def stamped_by_the_system(host: str, context_id: str, location: str) -> None:
+        join(host, context_id, location)
+        made = delivery._session_file(host, context_id)
+        os.utime(made, (time.time(), time.time()))  # the system's clock is the wall clock
+
+    monkeypatch.setattr(delivery, "join_workspace", stamped_by_the_system)
+    prompt(client, ws, "hello", session="earlier")  # a hook reads the clock
+    clock.advance(-40 * DAY)
+    assert "reviews" in sent_ids(prompt(client, ws, "how do code reviews work?"))
+    delivery.sweep_reset_markers(delivery.clock())  # another workspace's hook, a write in 32
+    there = prompt(client, inner, "how do code reviews work?")
+    assert sent_ids(there) == [] and already(there) == ["reviews"]
