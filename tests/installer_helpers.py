@@ -196,8 +196,11 @@ def _claude_types(value: object) -> None:
     `hooks`, a group's `matcher` a string (not null) and its `hooks` a list, present; a
     handler an object, its `type` command, prompt, agent, http or mcp_tool, a command's
     `command` and a prompt's `prompt` strings, `timeout` a finite number above 0, `async` a
-    boolean, `statusMessage` a string. (Claude Code checks more settings; the unit tests'
-    files hold no other setting it knows.)"""
+    boolean, `statusMessage` a string, `if` a string, `once` a boolean, `shell` bash or
+    powershell; the other settings in `_CLAUDE_SEEN` of the type each takes, `statusLine`
+    naming a command, `permissions` an object with a known `defaultMode`; and no hook at all
+    with `disableAllHooks` true. (Claude Code checks more settings; engram checks the type
+    of each it knows, `installer/schema.py`.)"""
     import math
 
     def fail(why: str) -> None:
@@ -207,7 +210,26 @@ def _claude_types(value: object) -> None:
         return
     if "model" in value and not isinstance(value["model"], str):
         fail("model is not a string")
+    for key, fits in _CLAUDE_SEEN.items():
+        if key in value and not fits(value[key]):
+            fail(f"{key} is not of its type")
+    if value.get("disableAllHooks") is True:
+        fail("disableAllHooks is true")
+    status = value.get("statusLine")
+    if isinstance(status, dict) and (status.get("type") != "command" or
+                                     not isinstance(status.get("command"), str)):
+        fail("statusLine names no command")
     permissions = value.get("permissions")
+    if "permissions" in value and not isinstance(permissions, dict):
+        fail("permissions is not an object")
+    if isinstance(permissions, dict) and "defaultMode" in permissions and \
+            permissions["defaultMode"] not in ("default", "acceptEdits", "bypassPermissions",
+                                               "plan", "dontAsk", "auto"):
+        fail("an unknown permission mode")
+    if isinstance(permissions, dict) and "additionalDirectories" in permissions and not (
+            isinstance(permissions["additionalDirectories"], list) and
+            all(isinstance(d, str) for d in permissions["additionalDirectories"])):
+        fail("permissions.additionalDirectories is not a list of strings")
     if isinstance(permissions, dict):
         for key in ("allow", "deny", "ask"):
             if key in permissions and not (isinstance(permissions[key], list) and all(
@@ -242,6 +264,38 @@ def _claude_types(value: object) -> None:
                     fail("async is not a boolean")
                 if "statusMessage" in handler and not isinstance(handler["statusMessage"], str):
                     fail("statusMessage is not a string")
+                for key, fits in (("if", _is_str), ("once", _is_bool)):
+                    if key in handler and not fits(handler[key]):
+                        fail(f"a handler's {key} is not of its type")
+                if kind == "command" and handler.get("shell", "bash") not in ("bash", "powershell"):
+                    fail("a handler's shell is not bash or powershell")
+
+
+def _is_str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _is_bool(v: object) -> bool:
+    return isinstance(v, bool)
+
+
+def _whole_above_0(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and v == int(v)
+
+
+# Settings Claude Code 2.1.197 and 2.1.332 were seen to ignore the whole file for, when one
+# holds a value of another type (e2e `test_engram_links_exactly_the_settings_claude_reads`).
+_CLAUDE_SEEN = {
+    "env": lambda v: isinstance(v, dict), "statusLine": lambda v: isinstance(v, dict),
+    "enabledPlugins": lambda v: isinstance(v, dict), "sandbox": lambda v: isinstance(v, dict),
+    "apiKeyHelper": _is_str, "outputStyle": _is_str, "$schema": _is_str,
+    "includeCoAuthoredBy": _is_bool, "verbose": _is_bool, "disableAllHooks": _is_bool,
+    "cleanupPeriodDays": _whole_above_0,
+    "feedbackSurveyRate": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    and 0 <= v <= 1,
+    "tui": lambda v: v in ("default", "fullscreen"),
+    "fallbackModel": lambda v: isinstance(v, list) and all(isinstance(m, str) for m in v),
+}
 
 
 def host_accepts(host: str, text: str) -> bool:

@@ -962,8 +962,36 @@ def _claude(top: str = "", group: str = "", handler: str = "", other: str = "") 
     (_claude(other=', "Stop": [{"hooks": [{"type": "command"}]}]'),
      "hooks.Stop[0].hooks[0].command is missing"),
     (_claude(other=', "Stop": [{"matcher": ""}]'), 'hooks.Stop[0] has no "hooks" list'),
+    (_claude('"env": "x", '), '"env" is "x", not an object'),
+    (_claude('"cleanupPeriodDays": "x", '), '"cleanupPeriodDays" is "x", not a whole number'),
+    (_claude('"includeCoAuthoredBy": "yes", '), '"includeCoAuthoredBy" is "yes", not true or'),
+    (_claude('"apiKeyHelper": 1, '), '"apiKeyHelper" is 1, not a string'),
+    (_claude('"statusLine": 1, '), '"statusLine" is 1, not an object'),
+    (_claude('"enabledPlugins": 1, '), '"enabledPlugins" is 1, not an object'),
+    (_claude('"outputStyle": 1, '), '"outputStyle" is 1, not a string'),
+    (_claude('"$schema": 1, '), '"$schema" is 1, not a string'),
+    (_claude('"sandbox": 1, '), '"sandbox" is 1, not an object'),
+    (_claude('"disableAllHooks": "yes", '), '"disableAllHooks" is "yes", not true or false'),
+    (_claude('"permissions": [], '), '"permissions" is a list, not an object'),
+    (_claude('"permissions": {"defaultMode": "bogus"}, '), 'permissions.defaultMode is "bogus"'),
+    (_claude('"permissions": {"additionalDirectories": "x"}, '),
+     'permissions.additionalDirectories is "x", not a list of strings'),
+    (_claude(handler=', "if": 1'), "hooks.UserPromptSubmit[0].hooks[0].if is 1, not a string"),
+    (_claude(handler=', "shell": "fish"'), 'shell is "fish", not one of "bash", "powershell"'),
+    (_claude(handler=', "once": "yes"'), 'once is "yes", not true or false'),
+    (_claude('"cleanupPeriodDays": 0, '), '"cleanupPeriodDays" is 0, not a whole number above 0'),
+    (_claude('"verbose": null, '), '"verbose" is null, not true or false'),
+    (_claude('"feedbackSurveyRate": 2, '), '"feedbackSurveyRate" is 2, not a number from 0 to 1'),
+    (_claude('"tui": "bogus", '), '"tui" is "bogus", not one of "default", "fullscreen"'),
+    (_claude('"fallbackModel": [1], '), '"fallbackModel" is a list holding something else, not a list of strings'),
+    (_claude('"statusLine": {"type": "command"}, '), '"statusLine" is not {"type": "command"'),
 ], ids=["model", "allow", "matcher-null", "matcher-number", "timeout-0", "timeout-text",
-        "timeout-null", "async-text", "status-number", "type", "no-command", "no-hooks"])
+        "timeout-null", "async-text", "status-number", "type", "no-command", "no-hooks",
+        "env", "cleanup-days", "co-authored", "key-helper", "status-line", "plugins",
+        "output-style", "schema", "sandbox", "disable-all-text", "permissions-list",
+        "default-mode", "directories", "handler-if", "handler-shell", "handler-once",
+        "cleanup-days-0", "verbose-null", "survey-rate", "tui", "fallback-models",
+        "status-line-command"])
 def test_a_claude_settings_file_claude_ignores_is_refused_untouched(
         workspace: Path, text: str, named: str, capsys: pytest.CaptureFixture) -> None:
     """Claude Code checks its settings' types and runs none of the file's hooks when one does
@@ -971,7 +999,9 @@ def test_a_claude_settings_file_claude_ignores_is_refused_untouched(
     a command handler with no command and a group with no hooks list by 2.1.197 alone: e2e
     `test_engram_links_exactly_the_settings_claude_reads`). engram linked such a file and said
     linked. Now link, dry run and the personal file's link refuse it naming the key, the file
-    byte for byte as it was, and doctor names it."""
+    byte for byte as it was, and doctor names it. Found again for settings beyond `model` and
+    `permissions` (the second block, each seen with both clients: Claude Code reads every
+    setting it knows into a type)."""
     from engram.commands import doctor
 
     for name, flag in (("settings.json", []), ("settings.local.json", ["--local"])):
@@ -991,16 +1021,50 @@ def test_a_claude_settings_file_claude_ignores_is_refused_untouched(
 
 def test_a_claude_settings_file_of_the_types_claude_reads_is_linked(workspace: Path) -> None:
     """What Claude Code reads (seen): keys it does not know (anything in them), a `$schema`,
-    a timeout of 10.5, other keys of a group and a handler, a prompt handler."""
+    a timeout of 10.5, other keys of a group and a handler, a prompt handler, `env` values
+    that are no strings, an empty `model`, a `forceLoginMethod` it does not know (read with a
+    fallback), `allowManagedHooksOnly` in a project's file, `disableAllHooks` false."""
     path = workspace / ".claude" / "settings.json"
     path.parent.mkdir()
-    text = _claude('"x": [1e400], "$schema": "s", "model": "opus", "permissions": {"allow": []}, ',
+    text = _claude('"x": [1e400], "$schema": "s", "model": "", "permissions": {"allow": [], '
+                   '"defaultMode": "plan"}, "env": {"A": 1}, "forceLoginMethod": "x", '
+                   '"allowManagedHooksOnly": true, "disableAllHooks": false, '
+                   '"cleanupPeriodDays": 10.0, ',
                    group='"x": 1, "description": 1, ', handler=', "timeout": 10.5, "env": 1',
                    other=', "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]')
     path.write_text(text)
     assert engram("link", "claude", cwd=workspace) == 0
     assert engram("unlink", "claude", cwd=workspace) == 0
     assert path.read_text() == text
+
+
+def test_a_claude_settings_file_that_disables_all_hooks_is_refused_untouched(
+        workspace: Path, capsys: pytest.CaptureFixture) -> None:
+    """`"disableAllHooks": true`: Claude Code 2.1.197 and 2.1.332 read the file and run no
+    hook at all (seen: the user's own hook beside it did not run). engram linked it and said
+    linked. Now link and its dry run refuse it saying why, the file byte for byte as it was,
+    doctor names it, and unlink still takes engram's entries out of it."""
+    from engram.commands import doctor
+
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    plain = _claude()
+    path.write_text(plain)
+    assert engram("link", "claude", cwd=workspace) == 0
+    linked = path.read_text()
+    text = linked.replace("{", '{"disableAllHooks": true, ', 1)
+    path.write_text(text)
+    for args in (["link", "claude"], ["link", "claude", "--dry-run"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        err = capsys.readouterr().err
+        assert '"disableAllHooks" is true: Claude Code runs no hook while it is set' in err, err
+        assert path.read_text() == text
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "claude"
+               for c in r["configured"] if c["scope"] == "project")
+    assert "disableAllHooks" in row["problem"], row
+    assert engram("unlink", "claude", cwd=workspace) == 0
+    assert path.read_text() == plain.replace("{", '{"disableAllHooks": true, ', 1)
 
 
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:

@@ -22,19 +22,30 @@ the real client: its warning "failed to parse hooks config ...: unknown field `x
 "claude_settings": Claude Code's settings files, as Claude Code 2.1.197 (the pinned client)
 and 2.1.332 read them (zod; each case observed with the real clients: the user's own hook in
 the file did not run). A file either version ignores is refused:
-  - `model` a string; `permissions`' `allow`, `deny` and `ask` lists of strings (these two
-    seen; Claude Code checks its other settings too, which engram leaves to it: `/doctor`);
+  - `model` a string; `permissions` an object, its `allow`, `deny` and `ask` lists of
+    strings, `defaultMode` one of Claude Code's permission modes, `additionalDirectories` a
+    list of strings;
+  - each other top-level setting Claude Code 2.1.197 reads into a type (`_CLAUDE_KINDS`,
+    from the settings schema the client bundles: a boolean, a string, a number, a list, an
+    object, one of a few strings) holds a value of that JSON type (seen for `env`,
+    `cleanupPeriodDays`, `includeCoAuthoredBy`, `apiKeyHelper`, `statusLine`,
+    `enabledPlugins`, `outputStyle`, `sandbox`, `$schema`, on both versions); what is inside
+    an object setting is left to Claude Code (`/doctor` names it), and a setting it reads
+    with a fallback (`forceLoginMethod`, `effortLevel`, `theme`, ...) takes any value;
+  - `disableAllHooks` true: Claude Code reads the file and runs no hook at all;
   - in `hooks`, a group's `matcher` a string (not null), its `hooks` a list (2.1.197 asks one
     in every group); a handler an object with a `type` of command, prompt, agent, http or
     mcp_tool (2.1.197), a command handler a string `command`, a prompt handler a `prompt`
     (2.1.197); `timeout` a number above 0 (`10.5` is one; 0, -1, null, 1e400 are not),
-    `async` true or false, `statusMessage` a string. Other keys of a group or a handler stay
-    unread, and every event is checked (an event Claude Code does not know too).
+    `async` true or false, `statusMessage` a string, `if` a string (seen), `shell` bash or
+    powershell (seen), `args` a list of strings, `once` and `asyncRewake` true or false.
+    Other keys of a group or a handler stay unread, and every event is checked (an event
+    Claude Code does not know too).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Iterable
 
 from engram.installer.merge import ShapeError
 
@@ -149,6 +160,103 @@ def _shown(value: object) -> str:
 
 
 _CLAUDE_TYPES: Final = ("command", "prompt", "agent", "http", "mcp_tool")
+_CLAUDE_MODES: Final = ("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto")
+# The JSON type of each top-level setting Claude Code 2.1.197's settings schema reads without
+# a fallback (`model`, `permissions` and `hooks` are checked apart): a value of another type
+# and the client ignores the whole file. "int+": a whole number above 0; "0-1": a number from
+# 0 to 1; a tuple: one of those strings.
+_CLAUDE_KINDS: Final[dict[str, str | tuple[str, ...]]] = {
+    **dict.fromkeys((
+        "agentPushNotifEnabled", "allowAllClaudeAiMcps", "allowManagedHooksOnly",
+        "allowManagedMcpServersOnly", "allowManagedPermissionRulesOnly", "alwaysThinkingEnabled",
+        "autoCompactEnabled", "autoDreamEnabled", "autoMemoryEnabled", "autoScrollEnabled",
+        "autoUploadSessions", "awaySummaryEnabled", "channelsEnabled", "disableAgentView",
+        "disableAllHooks", "disableArtifact", "disableBundledSkills", "disableClaudeAiConnectors",
+        "disableRemoteControl", "disableSideloadFlags", "disableSkillShellExecution",
+        "disableWorkflows", "doneMeansMerged", "enableAllProjectMcpServers", "enableArtifact",
+        "enableWorkflows", "enforceAvailableModels", "fastMode", "fastModePerSessionOptIn",
+        "fileCheckpointingEnabled", "forceRemoteSettingsRefresh", "includeCoAuthoredBy",
+        "includeGitInstructions", "inputNeededNotifEnabled", "isolatePeerMachines",
+        "precomputeCompactionEnabled", "prefersReducedMotion", "promptSuggestionEnabled",
+        "remoteControlAtStartup", "respectGitignore", "respondToBashCommands",
+        "showClearContextOnPlanAccept", "showMessageTimestamps", "showThinkingSummaries",
+        "showTurnDuration", "skipDangerousModePermissionPrompt", "skipWebFetchPreflight",
+        "skipWorkflowUsageWarning", "spinnerTipsEnabled", "switchModelsOnFlag",
+        "syntaxHighlightingDisabled", "terminalProgressBarEnabled", "terminalTitleFromRename",
+        "todoFeatureEnabled", "verbose", "wheelScrollAccelerationEnabled",
+        "workflowKeywordTriggerEnabled", "wslInheritsWindowsSettings"), "boolean"),
+    **dict.fromkeys((
+        "$schema", "advisorModel", "agent", "apiKeyHelper", "autoMemoryDirectory",
+        "awsAuthRefresh", "awsCredentialExport", "claudeMd", "gcpAuthRefresh", "language",
+        "minimumVersion", "otelHeadersHelper", "outputStyle", "plansDirectory",
+        "pluginTrustMessage", "prUrlTemplate", "proxyAuthHelper", "requiredMaximumVersion",
+        "requiredMinimumVersion"), "string"),
+    **dict.fromkeys((
+        "attribution", "breakReminder", "enabledPlugins", "env", "extraKnownMarketplaces",
+        "fileSuggestion", "modelOverrides", "pluginConfigs", "policyHelper", "quietHours",
+        "remote", "sandbox", "skillOverrides", "spinnerTipsOverride", "spinnerVerbs", "statusLine",
+        "subagentStatusLine", "voice", "worktree"), "object"),
+    **dict.fromkeys((
+        "allowedHttpHookUrls", "availableModels", "claudeMdExcludes", "companyAnnouncements",
+        "disabledMcpjsonServers", "enabledMcpjsonServers", "fallbackModel",
+        "httpHookAllowedEnvVars", "pluginSuggestionMarketplaces"), "list of strings"),
+    **dict.fromkeys((
+        "allowedChannelPlugins", "allowedMcpServers", "blockedMarketplaces", "deniedMcpServers",
+        "sshConfigs", "strictKnownMarketplaces"), "list"),
+    **dict.fromkeys(("cleanupPeriodDays", "skillListingMaxDescChars",
+                     "totalTokensReminderBudget"), "int+"),
+    **dict.fromkeys(("feedbackSurveyRate", "skillListingBudgetFraction"), "0-1"),
+    "autoUpdatesChannel": ("latest", "stable", "rc"),
+    "daemonColdStart": ("transient", "ask"),
+    "defaultShell": ("bash", "powershell"),
+    "disableAutoMode": ("disable",),
+    "parentSettingsBehavior": ("first-wins", "merge"),
+    "totalTokensReminder": ("off", "infinite", "fixed", "countdown", "padded-countdown"),
+    "tui": ("default", "fullscreen"),
+}
+_JS_SAFE: Final = 2**53 - 1
+
+
+def _fits(value: Any, kind: str | tuple[str, ...]) -> bool:
+    """Does `value` (JSON as Python reads it) fit `kind` as Claude Code's schema reads it
+    (JavaScript numbers: `10.0` is a whole number, `1e400` is Infinity, which no number
+    setting takes)?"""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        abs(value) < float("inf")
+    if isinstance(kind, tuple):
+        return value in kind and isinstance(value, str)
+    return {"boolean": isinstance(value, bool), "string": isinstance(value, str),
+            "object": isinstance(value, dict), "list": isinstance(value, list),
+            "list of strings": isinstance(value, list) and all(isinstance(v, str) for v in value),
+            "int+": number and value > 0 and float(value).is_integer() and value <= _JS_SAFE,
+            "0-1": number and 0 <= value <= 1}[kind]
+
+
+def _check_kinds(values: dict[str, Any], kinds: Iterable[tuple[str, str | tuple[str, ...]]],
+                 where: str, host_name: str) -> None:
+    """Ignored at the first of `kinds` (key, kind) that `values` (the object at `where`, ""
+    for the top level) holds with a value of another kind."""
+    for key, kind in kinds:
+        if key in values and not _fits(values[key], kind):
+            path = f"{where}.{key}" if where else key
+            raise _ignored(path if where else f'"{key}"', f"is {_shown_as(values[key], kind)}, "
+                           f"not {_kind_named(kind)}", f'make "{path}" {_kind_named(kind)}, or '
+                           "remove it, then run the command again", host_name)
+
+
+def _shown_as(value: Any, kind: str | tuple[str, ...]) -> str:
+    """`value` as a refusal names it beside what `kind` asks."""
+    if kind == "list of strings" and isinstance(value, list):
+        return "a list holding something else"
+    return _shown(value)
+
+
+def _kind_named(kind: str | tuple[str, ...]) -> str:
+    if isinstance(kind, tuple):
+        return "one of " + ", ".join(f'"{v}"' for v in kind)
+    return {"boolean": "true or false", "object": "an object", "list": "a list",
+            "list of strings": "a list of strings", "int+": "a whole number above 0",
+            "0-1": "a number from 0 to 1", "string": "a string"}[kind]
 
 
 def _claude_settings(document: dict[str, Any], host_name: str) -> None:
@@ -156,7 +264,27 @@ def _claude_settings(document: dict[str, Any], host_name: str) -> None:
     if "model" in document and not isinstance(model, str):
         raise _ignored('"model"', f"is {_shown(model)}, not a string", 'make "model" a model '
                        'name such as "opus", or remove it, then run the command again', host_name)
+    _check_kinds(document, _CLAUDE_KINDS.items(), "", host_name)
+    for key in ("statusLine", "subagentStatusLine", "fileSuggestion"):
+        setting = document.get(key)
+        if isinstance(setting, dict) and not (setting.get("type") == "command" and
+                                              isinstance(setting.get("command"), str)):
+            raise _ignored(f'"{key}"', 'is not {"type": "command", "command": "..."}',
+                           f'give "{key}" a "type" of "command" and a "command" string, or '
+                           "remove it, then run the command again", host_name)
+    if document.get("disableAllHooks") is True:
+        raise Ignored('"disableAllHooks"', "is true: Claude Code runs no hook while it is set "
+                      "(engram's none, yours none)", 'remove "disableAllHooks" (or set it to '
+                      "false) if you want hooks to run, then run the command again")
     permissions = document.get("permissions")
+    if "permissions" in document and not isinstance(permissions, dict):
+        raise _ignored('"permissions"', f"is {_shown(permissions)}, not an object",
+                       'make "permissions" an object such as {"allow": []}, then run the '
+                       "command again", host_name)
+    if isinstance(permissions, dict):
+        _check_kinds(permissions, (("defaultMode", _CLAUDE_MODES),
+                                   ("additionalDirectories", "list of strings")),
+                     "permissions", host_name)
     for key in ("allow", "deny", "ask"):
         rules = permissions.get(key) if isinstance(permissions, dict) else None
         if isinstance(permissions, dict) and key in permissions and not (
@@ -184,15 +312,21 @@ def _claude_settings(document: dict[str, Any], host_name: str) -> None:
 
 
 def _claude_handler(handler: dict[str, Any], where: str, host_name: str) -> None:
-    _kind(handler, where, host_name, _CLAUDE_TYPES, {"command": ("command",), "prompt": ("prompt",)})
+    handler_type = _kind(handler, where, host_name, _CLAUDE_TYPES,
+                         {"command": ("command",), "prompt": ("prompt",)})
     timeout = handler.get("timeout")
     if "timeout" in handler and not (isinstance(timeout, (int, float)) and
                                      not isinstance(timeout, bool) and 0 < timeout < float("inf")):
         raise _ignored(f"{where}.timeout", f"is {_shown(timeout)}, not a number of seconds above "
                        "0", f'make "{where}.timeout" a number such as 10, or remove it, then run '
                        "the command again", host_name)
-    for key, want, name in (("async", bool, "true or false"), ("statusMessage", str, "a string")):
-        if key in handler and not isinstance(handler[key], want):
-            raise _ignored(f"{where}.{key}", f"is {_shown(handler[key])}, not {name}",
-                           f'make "{where}.{key}" {name}, or remove it, then run the command '
-                           "again", host_name)
+    own = _CLAUDE_COMMAND_KINDS if handler_type == "command" else ()
+    _check_kinds(handler, _CLAUDE_HANDLER_KINDS + own, where, host_name)
+
+
+# A handler's optional fields Claude Code 2.1.197 reads into a type: those of every kind
+# (`async` included, as before), then a command handler's own.
+_CLAUDE_HANDLER_KINDS: Final[tuple[tuple[str, str | tuple[str, ...]], ...]] = (
+    ("async", "boolean"), ("statusMessage", "string"), ("if", "string"), ("once", "boolean"))
+_CLAUDE_COMMAND_KINDS: Final[tuple[tuple[str, str | tuple[str, ...]], ...]] = (
+    ("shell", ("bash", "powershell")), ("args", "list of strings"), ("asyncRewake", "boolean"))

@@ -608,6 +608,19 @@ SETTINGS_SAMPLES = {
     "a prompt handler": _beside('{"type": "prompt", "prompt": "x"}'),
     "a handler type Claude Code does not know": _beside('{"type": "Command", "command": "true"}'),
     "a command handler with no command": _beside('{"type": "command"}'),
+    "env as text": _settings('"env": "x", '),
+    "env values that are no strings": _settings('"env": {"A": 1}, '),
+    "cleanupPeriodDays of 0": _settings('"cleanupPeriodDays": 0, '),
+    "cleanupPeriodDays of 10.0": _settings('"cleanupPeriodDays": 10.0, '),
+    "includeCoAuthoredBy as text": _settings('"includeCoAuthoredBy": "yes", '),
+    "verbose of null": _settings('"verbose": null, '),
+    "statusLine with no command": _settings('"statusLine": {"type": "command"}, '),
+    "a permission mode Claude Code does not know": _settings(
+        '"permissions": {"defaultMode": "bogus"}, '),
+    "a forceLoginMethod it does not know": _settings('"forceLoginMethod": "x", '),
+    "disableAllHooks": _settings('"disableAllHooks": true, '),
+    "a handler's if that is a number": _settings(handler=', "if": 1'),
+    "a handler's shell it does not know": _settings(handler=', "shell": "fish"'),
 }
 # What 2.1.332 reads and 2.1.197 ignores (the oracle and engram refuse them).
 STRICTER_BEFORE = {"a handler type Claude Code does not know", "a command handler with no command"}
