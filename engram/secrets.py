@@ -817,6 +817,10 @@ def _decoded_text(run: str, how: str) -> str | None:
     try:
         if how == "hex":
             data: bytes | None = bytes.fromhex(run)
+        elif how == "hex-bytes":
+            data = bytes.fromhex(re.sub(r"0[xX]|[^0-9a-fA-F]", "", run))
+        elif how == "decimal-bytes":
+            data = bytes(int(number) for number in re.findall(r"[0-9]{2,3}", run))
         elif how == "percent":
             from urllib.parse import unquote
 
@@ -897,6 +901,55 @@ def _narrow_blocks(text: str) -> Iterator[tuple[int, int]]:
             yield block.start(1), end
 
 
+# Bytes written out one by one: `0x67, 0x68, ...` (a C or Python array, over lines too),
+# `67 68 70 5f ...` or `67:68:70:...`, `103, 104, 112, ...` (`String.fromCharCode`, a byte
+# list). A reader who decodes them has the token as from a hex run. The bytes of printable
+# ASCII are 0x20-0x7E (each starts with a digit 2-7) and 32-126; eight of them at least.
+_BYTE_GAP: Final = r"(?:[ \t]{0,2}[,;:][ \t]{0,2}(?:\r?\n[ \t]{0,40})?|[ \t]{1,2}|\r?\n[ \t]{0,40})"
+_HEX_BYTE: Final = r"(?:0[xX])?[2-7][0-9a-fA-F]"
+_HEX_BYTES: Final = re.compile(rf"(?<![0-9A-Za-z]){_HEX_BYTE}(?:{_BYTE_GAP}{_HEX_BYTE}){{7,4000}}(?![0-9A-Za-z])")
+_DECIMAL_BYTE: Final = r"(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6])"
+_DECIMAL_BYTES: Final = re.compile(rf"(?<![0-9A-Za-z.]){_DECIMAL_BYTE}(?:[ \t]{{0,2}},[ \t]{{0,2}}(?:\r?\n[ \t]{{0,40}})?"
+                                   rf"{_DECIMAL_BYTE}){{7,4000}}(?![0-9A-Za-z.])")
+# Two bytes of such a list, searched first: far cheaper than either pattern at every digit.
+_HEX_PAIR: Final = re.compile(r"[2-7][0-9a-fA-F][ \t,;:\n]{1,3}(?:0[xX])?[2-7][0-9a-fA-F][ \t,;:\r\n]")
+_DECIMAL_TRIPLE: Final = re.compile(r"[0-9],[ \t]{0,2}[0-9]{2,3},[ \t]{0,2}[0-9]{2,3},")
+# A hex dump's line (`xxd`, `hexdump -C`, `od -A x -t x1z`): an offset, then bytes in groups,
+# then the characters they stand for, which cut the token at every line.
+_DUMP_LINE: Final = re.compile(r"(?m)^[ \t]{0,8}[0-9a-fA-F]{4,16}:?[ \t]{1,4}(?=[0-9a-fA-F]{2})")
+_HEX_GROUP: Final = re.compile(r"[0-9a-fA-F]{2}(?:[0-9a-fA-F]{2}){0,3}")
+_DUMP_WORD: Final = re.compile(r"([ \t]*)([^ \t]+)")
+
+
+def _shown_bytes(hex_digits: str) -> str:
+    """The characters column a hex dump shows for these bytes (`.` for what is not printable)."""
+    return "".join(chr(b) if 0x20 < b < 0x7F else "." for b in bytes.fromhex(hex_digits))
+
+
+def _dump_blocks(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, the bytes in hex) of each block of two hex dump lines or more one under the
+    other: each line's groups of bytes after its offset, up to the characters they stand for."""
+    block: list[tuple[int, int, str]] = []
+    for line in [*_DUMP_LINE.finditer(text), None]:
+        if line is None or block and line.start() != block[-1][1] + 1:
+            if len(block) >= 2:
+                yield block[0][0], block[-1][1], "".join(piece for _s, _e, piece in block)
+            block = []
+            if line is None:
+                break
+        end = text.find("\n", line.end())
+        end = len(text) if end < 0 else end
+        groups: list[str] = []
+        for gap, word in _DUMP_WORD.findall(text, line.end(), end):
+            # The characters column follows the bytes after two spaces, more on a short last
+            # line (which may look like hex: `23456789`).
+            if len(gap) > 2 or len(word) % 2 or len(word) > 8 or _HEX_GROUP.fullmatch(word) is None \
+                    or groups and word == _shown_bytes("".join(groups)):
+                break
+            groups.append(word)
+        block.append((line.start(), end, "".join(groups)))
+
+
 def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]]:
     """Tokens under up to `_DECODE_DEPTH` encodings; each hit is the whole outer run."""
     base64_runs = [(m.start(), m.end()) for m in _BASE64_RUN.finditer(text)]
@@ -909,9 +962,17 @@ def _encoded_secrets(text: str, depth: int = 1) -> Iterator[tuple[str, int, int]
         runs += [("base64", start, end) for start, end in _narrow_blocks(text)]
     if "%" in text:
         runs += [("percent", start, end) for start, end in _percent_runs(text)]
-    for how, start, end in runs:
+    if _HEX_PAIR.search(text) is not None:
+        runs += [("hex-bytes", m.start(), m.end()) for m in _HEX_BYTES.finditer(text)]
+    if _DECIMAL_TRIPLE.search(text) is not None:
+        runs += [("decimal-bytes", m.start(), m.end()) for m in _DECIMAL_BYTES.finditer(text)]
+    # A dump's offsets are zero-padded (`00000010`, od's `000010`).
+    dumps = list(_dump_blocks(text)) if "\n" in text and "000" in text else []
+    for how, start, end in runs + [("hex", start, end) for start, end, _hex in dumps]:
         run = text[start:end]
         joined = _WHITESPACE.sub("", run) if "\n" in run else run
+        if how == "hex" and dumps and "\n" in run:
+            joined = next(hex_ for s, e, hex_ in dumps if (s, e) == (start, end))
         if how == "base64" and len(joined) >= 44 and joined[:2] in ("MI", "MH", "MG", "MF", "ME", "MD",
                                                                    "MC", "b3"):
             data = _base64_bytes(joined[:64])
@@ -1275,7 +1336,8 @@ def visible(text: str) -> tuple[str, list[int] | None]:
 # `"[client]\npassword=abc"`, `ghp&#95;...`).
 _ESCAPE: Final = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
                             r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([nrtbf!-/:-@\[-`{-~])|(\r?\n))"
-                            r"|&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
+                            r"|&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));"
+                            r"|\\([0-3][0-7]{2})")
 _ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 
 
@@ -1287,7 +1349,8 @@ _ESCAPED: Final = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 # \"...\"` in a JSON string), a Markdown escape of a character a token or password holds
 # inside a word (`ghp\_`, `DB\_PASSWORD`, `sk\-ant`: not `\|` in a table or `\(` in a regex,
 # which would cost a second pass over many cards) and an HTML character reference.
-_ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|/|[\"'][ \t]{0,3}[:=])"
+_ESCAPE_HINT: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-3][0-7]{2}\\[0-3][0-7]{2}|/"
+                                 r"|[\"'][ \t]{0,3}[:=])"
                                  r"|[:=][ \t]{0,3}\\[\"']"
                                  r"|(?<=[A-Za-z0-9])\\{1,8}[-_.+=:@~*!#%&^$?](?=[A-Za-z0-9])"
                                  r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -1352,6 +1415,8 @@ def _escape_read(match: re.Match[str]) -> str | None:
         return _ESCAPED.get(match.group(5), match.group(5))
     if match.group(6):
         return "\n"  # Markdown's hard line break: the backslash is not shown
+    if match.group(10):
+        return chr(int(match.group(10), 8))  # C's and Python's octal escape
     if match.group(9):
         from html.entities import html5
 

@@ -243,6 +243,13 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
         ("ssm-secure-string-json", None, p(ALNUM + "!#%", 18)),
         # JSON text escaped three levels deep (a JSON string of a JSON string of JSON).
         ("json-escaped-three-levels", None, p(ALNUM, 16)),
+        # A token's bytes one by one: a C array, spaced hex, a decimal list (the whole list is
+        # what must not survive: each byte is the token to whoever decodes it).
+        *[(kind, f"static const char key[] = {{{listed}}};", listed) for kind, listed in (
+            ("token-as-a-c-byte-array", ", ".join(f"0x{b:02x}" for b in ("npm_" + p(ALNUM, 36)).encode())),
+            ("token-as-a-decimal-byte-list", ", ".join(str(b) for b in ("glpat-" + p(B64URL, 20)).encode())),
+        )],
+        ("token-as-spaced-hex-bytes", None, " ".join(f"{b:02x}" for b in ("sk_live_" + p(ALNUM, 24)).encode())),
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:

@@ -448,3 +448,84 @@ def test_a_token_hyphenated_at_a_line_end_is_found() -> None:
     assert [hit.kind for hit in find_secrets(text)] == ["github-token"]
     assert redact(text) == "use [REDACTED:github-token] here"
     assert find_secrets("a well-\nknown pre-\nprocessing step") == []
+
+
+def _xxd(data: bytes, group: int = 2, width: int = 16) -> str:
+    """`data` as `xxd -g GROUP -c WIDTH` prints it."""
+    lines = []
+    for offset in range(0, len(data), width):
+        chunk = data[offset:offset + width]
+        groups = " ".join(chunk[i:i + group].hex() for i in range(0, len(chunk), group))
+        full = width * 2 + (width + group - 1) // group - 1
+        shown = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+        lines.append(f"{offset:08x}: {groups.ljust(full)}  {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def _hexdump_c(data: bytes) -> str:
+    """`data` as `hexdump -C` prints it."""
+    lines = []
+    for offset in range(0, len(data), 16):
+        chunk = data[offset:offset + 16]
+        left = " ".join(f"{b:02x}" for b in chunk[:8])
+        right = " ".join(f"{b:02x}" for b in chunk[8:])
+        shown = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+        lines.append(f"{offset:08x}  {left.ljust(23)}  {right.ljust(23)}  |{shown}|")
+    return "\n".join(lines + [f"{len(data):08x}"]) + "\n"
+
+
+def _od(data: bytes) -> str:
+    """`data` as `od -A x -t x1z` prints it."""
+    lines = []
+    for offset in range(0, len(data), 16):
+        chunk = data[offset:offset + 16]
+        shown = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+        lines.append(f"{offset:06x} {' '.join(f'{b:02x}' for b in chunk).ljust(47)}  >{shown}<")
+    return "\n".join(lines + [f"{len(data):06x}"]) + "\n"
+
+
+BYTES_OF = {
+    "0x-list": lambda b: "key = [" + ", ".join(f"0x{c:02x}" for c in b) + "]",
+    "0x-list-tight": lambda b: "{" + ",".join(f"0x{c:02X}" for c in b) + "}",
+    "c-array-over-lines": lambda b: "static const char k[] = {\n" + ",\n".join(
+        "    " + ", ".join(f"0x{c:02x}" for c in b[i:i + 8]) for i in range(0, len(b), 8)) + "\n};",
+    "spaced-hex": lambda b: "bytes: " + " ".join(f"{c:02x}" for c in b),
+    "spaced-hex-capitals": lambda b: " ".join(f"{c:02X}" for c in b),
+    "colon-hex": lambda b: ":".join(f"{c:02x}" for c in b),
+    "decimal-list": lambda b: "[" + ", ".join(str(c) for c in b) + "]",
+    "from-char-code": lambda b: "String.fromCharCode(" + ",".join(str(c) for c in b) + ")",
+    "decimal-over-lines": lambda b: "bytes([\n" + ",\n".join(
+        "    " + ", ".join(str(c) for c in b[i:i + 10]) for i in range(0, len(b), 10)) + "\n])",
+    "octal-escapes": lambda b: 'k = "' + "".join(f"\\{c:03o}" for c in b) + '"',
+    "xxd": _xxd,
+    "xxd-g1": lambda b: _xxd(b, 1),
+    "xxd-g4-c8": lambda b: _xxd(b, 4, 8),
+    "hexdump-C": _hexdump_c,
+    "od-x1z": _od,
+}
+
+
+@pytest.mark.parametrize("form", sorted(BYTES_OF))
+def test_a_token_written_out_byte_by_byte_is_found(form: str) -> None:
+    """A token's bytes one by one (a C array, a byte list, a hex dump of the file holding it,
+    as a tool's output in a transcript shows it): decoded as a hex run is, and the whole list
+    redacted, so no byte of it is left to decode."""
+    token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    written = BYTES_OF[form](token.encode())
+    assert [hit.kind for hit in find_secrets(written)] == ["github-token"], written
+    redacted = redact(written)
+    # No run of the token's bytes is left: neither its characters nor their codes.
+    for piece in (token[4:12], token[20:28]):
+        for encoded in (piece, " ".join(f"{c:02x}" for c in piece.encode()),
+                        "".join(f"{c:02x}" for c in piece.encode()),
+                        ", ".join(str(c) for c in piece.encode())):
+            assert encoded not in redacted, (encoded, redacted)
+
+
+@pytest.mark.parametrize("form", sorted(BYTES_OF))
+def test_bytes_written_out_that_hide_no_secret_are_left_alone(form: str) -> None:
+    text = BYTES_OF[form](b"Hello, world! This is only a test of the byte list reader.")
+    assert find_secrets(text) == [], text
+    assert find_secrets("MAC 00:1a:2b:3c:4d:5e, IPv6 fe80::1ff:fe23:4567:890a, "
+                        "ports 3306, 5432, 6379, 8080, 9090, 9200, 27017, 11211") == []
+    assert find_secrets(_xxd(bytes(range(256)))) == []
