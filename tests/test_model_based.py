@@ -236,8 +236,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         # Claude Code and Gemini CLI a blocked prompt starts no turn, so no tool call
         # follows it; Gemini goes on with the turn after a blocked tool result.
         self.unconfirmed: set[str] = set()
-        # Per (cache key, workspace root): the raw payload of its last call, and when.
-        self.last_call: dict[tuple[str, str], tuple[str, float]] = {}
+        # Per cache key: the workspace root and raw payload of its last call, and when.
+        self.last_call: dict[str, tuple[str, str, float]] = {}
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -479,18 +479,19 @@ class ExactlyOnce(RuleBasedStateMachine):
         # A host's every real start differs (startup and /clear bring a new session id,
         # compact follows a PreCompact); this test reuses session ids, so a start drawn
         # again with the same payload, in the same workspace, with nothing of that context
-        # in between and within the hook timeout, is what a second engram entry's run of
-        # one start looks like: not a second reset (`same_payload_once`).
+        # in between (in any folder: the host runs every entry of one start before the
+        # session's next event) and within the hook timeout, is what a second engram
+        # entry's run of one start looks like: not a second reset (`same_payload_once`).
         # (A rule load is part of the start it comes with.)
         root = workspace.find_root_str(event.cwd) or event.cwd
         raw = json.dumps(document, sort_keys=True)
-        previous = self.last_call.get((key, root))
-        same = previous is not None and previous[0] == raw
+        previous = self.last_call.get(key)
+        same = previous is not None and previous[:2] == (root, raw)
         if event.kind != "rule_loaded":
             # Timed from the first of such runs, as the record's reset is.
-            self.last_call[(key, root)] = (raw, previous[1] if same and previous else self.clock.time())
+            self.last_call[key] = (root, raw, previous[2] if same and previous else self.clock.time())
         if resets is None and event.kind == "start" and same and previous \
-                and self.clock.time() - previous[1] < hook.SAME_START_NS / 1e9:
+                and self.clock.time() - previous[2] < hook.SAME_START_NS / 1e9:
             resets = False
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
@@ -538,14 +539,15 @@ class ExactlyOnce(RuleBasedStateMachine):
             sent_ever.add(card_id)
             STATS["bodies"] += 1
         checked = in_workspace and not self.budgeted and not self.background
-        if checked and event.kind in ("prompt", "path") \
+        if checked and event.kind in ("prompt", "path", "subagent") \
                 and len(self.cards) + 2 < index.DEFER_MIN_FILES:  # checked before the answer
             self.synced = self.changes
-        if event.kind == "prompt" and checked:
+        if event.kind in ("prompt", "subagent") and checked:
+            # (A subagent's context starts with the always cards, as a session's does.)
             owed = [word for word, state in self.cards.items()
                     if state.get("owed_from") is not None and state["owed_from"] <= self.synced]
             missing = [word for word in owed if word not in holds]
-            assert not missing, f"always cards {missing} not in {key}'s context after a prompt"
+            assert not missing, f"always cards {missing} not in {key}'s context after a {event.kind}"
         if event.kind == "prompt" or resets:
             self.unconfirmed.discard(key)
         if event.kind in ("prompt", "path") and checked and key not in self.unconfirmed:
