@@ -248,20 +248,22 @@ def _importer(patterns: tuple[str, ...], location: str, source: str) -> str:
         return ""
     names = _names(patterns)
     folder = os.path.dirname(source)
+    inside = os.path.realpath(location) + os.sep
     while True:
         for name in names:
             candidate = os.path.join(folder, name) if folder else name
             if matches(patterns, candidate) \
-                    and _reaches(os.path.join(location, candidate), wanted):
+                    and _reaches(os.path.join(location, candidate), wanted, inside):
                 return candidate if _still_loaded(target) else ""
         if not folder:
             return ""
         folder = os.path.dirname(folder)
 
 
-def _reaches(path: str, wanted: os.stat_result) -> bool:
+def _reaches(path: str, wanted: os.stat_result, inside: str) -> bool:
     """Whether the file at `path` imports the file `wanted` describes, in at most
-    IMPORT_HOPS hops."""
+    IMPORT_HOPS hops, through files under the folder `inside` only (Gemini CLI imports
+    nothing outside the project, and Claude Code asks before it does)."""
     frontier, seen = [path], {path}
     for _hop in range(IMPORT_HOPS):
         following: list[str] = []
@@ -270,6 +272,8 @@ def _reaches(path: str, wanted: os.stat_result) -> bool:
                 try:
                     info = os.stat(imported)
                 except OSError:
+                    continue
+                if not os.path.realpath(imported).startswith(inside):
                     continue
                 if os.path.samestat(info, wanted):
                     return True
@@ -281,11 +285,14 @@ def _reaches(path: str, wanted: os.stat_result) -> bool:
 
 
 def import_paths(path: str) -> list[str]:
-    """The files the `@path` imports of the file at `path` name, resolved (relative to the
-    file's folder, `~/` to the home folder): each a word that starts with `@` (at the start of
-    a line or after white space). Not in a code block (fenced or indented), a code span or an
-    HTML comment, where Claude Code imports nothing. Where this reading and Claude's may
-    differ it finds fewer imports: a card then reaches Claude twice, never not at all."""
+    """The files the `@path` imports of the file at `path` name, resolved relative to the
+    file's folder. Read as narrowly as Claude Code and Gemini CLI both read them (Gemini CLI
+    0.61.0's import processor, Claude Code's docs): a word after a space, a tab or a line
+    break (`\\n`, `\\r`) that starts with `@` and then `.`, `/` or an ASCII letter, up to the
+    next of those; nothing between backticks (a code span, over lines too, or a fenced
+    block), in a `~~~` block, an indented block, an HTML block or comment. Where the hosts' readings
+    and this one may differ it finds fewer imports: a card then reaches the host twice,
+    never not at all."""
     try:
         info = os.stat(path)
     except OSError:
@@ -299,18 +306,40 @@ def import_paths(path: str) -> list[str]:
     except (OSError, fileio.NotRegularFile, fileio.FileTooLarge):
         text = ""
     found = []
-    folder = os.path.dirname(path)
-    fence = ""
+    if "@" in text:
+        folder = os.path.dirname(path)
+        for word in _import_words(text):
+            if word[1:2] in _IMPORT_STARTS:
+                found.append(os.path.normpath(os.path.join(folder, word[1:])))
+    _imports_of[key] = found
+    return found
+
+
+_IMPORT_STARTS: Final = frozenset("./abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _import_words(text: str) -> list[str]:
+    """The words of `text` starting with `@` outside code and comments (`import_paths`)."""
+    if "`" in text:
+        import re
+
+        # Gemini CLI's code regions: a run of backticks to the next run of the same length.
+        text = re.sub(r"(`+)[\s\S]*?\1", lambda m: "\n" * m.group(0).count("\n"), text)
+    words: list[str] = []
+    fence = False
     comment = False
-    for line in text.splitlines() if "@" in text else ():
+    html = False
+    for line in text.replace("\r", "\n").split("\n"):
         stripped = line.lstrip(" ")
         if fence:
-            if stripped.startswith(fence):
-                fence = ""
+            fence = not stripped.startswith("~~~")
             continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
+        if html or stripped.startswith("<"):
+            html = bool(stripped)  # an HTML block, to the next blank line: no text to Claude
             continue
+        if stripped.startswith("~~~") or "`" in line:
+            fence = stripped.startswith("~~~")
+            continue  # an unclosed backtick: nothing on that line is read
         if line.startswith(("    ", "\t")):
             continue  # an indented code block (or a list's continuation: skipped as well)
         visible, rest = [], line
@@ -318,23 +347,19 @@ def import_paths(path: str) -> list[str]:
             if comment:
                 end = rest.find("-->")
                 if end < 0:
-                    rest = ""
                     break
                 comment, rest = False, rest[end + 3:]
                 continue
-            start = rest.find("<!--")
-            if start < 0:
+            begin = rest.find("<!--")
+            if begin < 0:
                 visible.append(rest)
                 break
-            visible.append(rest[:start])
-            comment, rest = True, rest[start + 4:]
-        words = "".join(visible).split("`")[::2]  # what lies outside code spans
-        for word in " ".join(words).split():
-            if word.startswith("@") and len(word) > 1:
-                name = os.path.expanduser(word[1:]) if word.startswith("@~/") else word[1:]
-                found.append(os.path.normpath(os.path.join(folder, name)))
-    _imports_of[key] = found
-    return found
+            visible.append(rest[:begin])
+            comment, rest = True, rest[begin + 4:]
+        for word in " ".join(visible).replace("\t", " ").split(" "):
+            if word.startswith("@"):
+                words.append(word)
+    return words
 
 
 def _same_bytes(first: str, second: str) -> bool:

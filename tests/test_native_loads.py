@@ -489,6 +489,11 @@ def test_an_agents_md_that_claude_md_imports_is_left_to_claude(tmp_path: Path, c
     "<!-- @AGENTS.md -->\n",
     "Mail agents@AGENTS.md for access.\n",  # not an import: no space before the @
     "@AGENTS.md.bak\n",  # another file (missing)
+    "Run `make lint\n@AGENTS.md` first.\n",  # a code span over two lines
+    "Notes\u2028@AGENTS.md\n",  # a line separator is no line break to Claude or Gemini
+    "Notes\u00a0@AGENTS.md\n",  # nor a no-break space a space to Gemini (the narrower reading)
+    "~~~\n@AGENTS.md\n~~~\n",
+    "<div>\n@AGENTS.md\n</div>\n",  # an HTML block
 ])
 def test_a_claude_md_that_does_not_import_agents_md_leaves_its_cards_to_the_hook(
         tmp_path: Path, claude_md: str) -> None:
@@ -506,3 +511,17 @@ def test_an_imported_agents_md_replaced_by_the_pointer_goes_to_claude(tmp_path: 
                                     encoding="utf-8")
     start("claude", root)
     assert "make test" in prompt("claude", root, "how do I run the testing suite")
+
+
+@pytest.mark.parametrize("imports", [True, False])
+def test_an_agents_md_that_gemini_md_imports_is_left_to_gemini(tmp_path: Path,
+                                                               imports: bool) -> None:
+    """Gemini CLI (0.61.0's import processor) expands `@AGENTS.md` in the GEMINI.md it loads
+    too: the cards of that AGENTS.md are Gemini's own then, and only then."""
+    root = _agents_md_workspace(tmp_path, "# Claude\n")
+    (root / "GEMINI.md").write_text("@AGENTS.md\n" if imports else "No imports here.\n",
+                                    encoding="utf-8")
+    call("gemini", payload("gemini", "SessionStart.json", root, session_id="g1"))
+    answer = context(call("gemini", payload("gemini", "BeforeAgent.json", root, session_id="g1",
+                                            prompt="how do I run the testing suite")))
+    assert ("make test" in answer) is not imports
