@@ -1067,6 +1067,54 @@ def test_a_claude_settings_file_that_disables_all_hooks_is_refused_untouched(
     assert path.read_text() == plain.replace("{", '{"disableAllHooks": true, ', 1)
 
 
+@pytest.mark.parametrize("setting, named", [
+    ('"hooksConfig": {"enabled": false}',
+     "hooksConfig.enabled is false: Gemini CLI runs no hook while it is set"),
+    ('"hooksConfig": {"disabled": ["mine", "engram"]}',
+     'hooksConfig.disabled names "engram": Gemini CLI skips every hook of that name'),
+], ids=["hooks-off", "engram-disabled"])
+def test_a_gemini_settings_file_that_turns_engrams_hooks_off_is_refused_untouched(
+        workspace: Path, setting: str, named: str, capsys: pytest.CaptureFixture) -> None:
+    """Gemini CLI 0.61.0 runs no hook with `hooksConfig.enabled` false, and none named in
+    `hooksConfig.disabled` (`/hooks disable engram` writes it; engram's entries are named
+    engram): seen with the real client, the user's own hook beside it did not run. engram
+    linked such a file and said linked. Now link and its dry run refuse it saying why, the
+    file byte for byte as it was, doctor names it, and unlink still takes engram's entries
+    out of it."""
+    from engram.commands import doctor
+
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    plain = '{"ui": {"hideTips": true}}\n'
+    path.write_text(plain)
+    assert engram("link", "gemini", cwd=workspace) == 0
+    text = path.read_text().replace("{", "{" + setting + ", ", 1)
+    path.write_text(text)
+    for args in (["link", "gemini"], ["link", "gemini", "--dry-run"]):
+        capsys.readouterr()
+        assert engram(*args, cwd=workspace) == 1, args
+        assert named in capsys.readouterr().err
+        assert path.read_text() == text
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "gemini"
+               for c in r["configured"] if c["scope"] == "project")
+    assert named in row["problem"], row
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    assert path.read_text() == plain.replace("{", "{" + setting + ", ", 1)
+
+
+def test_a_gemini_settings_file_that_keeps_engrams_hooks_on_is_linked(workspace: Path) -> None:
+    """What Gemini CLI 0.61.0 still runs engram's hooks with (seen): `hooksConfig.enabled`
+    true or not a boolean, another hook's name disabled, a known setting of another type."""
+    path = workspace / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    text = ('{"hooksConfig": {"enabled": "no", "disabled": ["mine"]}, "general": 1, '
+            '"model": 1}\n')
+    path.write_text(text)
+    assert engram("link", "gemini", cwd=workspace) == 0
+    assert engram("unlink", "gemini", cwd=workspace) == 0
+    assert path.read_text() == text
+
+
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir()

@@ -117,7 +117,7 @@ def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
         document = load(host, text)
         if hasattr(fmt, "validate"):
             fmt.validate(document, bare)
-        schema.check(host.install.get("schema"), document, host.display_name)
+        schema.check(host.install, document, host.display_name)
         found = fmt.found(document, bare)
     except jsonc.TooDeep as exc:  # valid to the host, maybe; engram does not read it
         problem, fix = too_deep(exc, host, scope)

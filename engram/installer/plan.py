@@ -290,7 +290,7 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         if not remove:
             # a link into a file the host ignores whole would run nothing; unlink still takes
             # engram's entries out of it (the user's keys stay as they are)
-            schema.check(host.install.get("schema"), updated, host.display_name)
+            schema.check(host.install, updated, host.display_name)
         seen["after"] = fmt.found(updated, ours)
         if updated == document and text is not None:
             return text

@@ -3,6 +3,10 @@ hosts/*.yaml). A host that reads its file into fixed types runs none of its hook
 value breaks them, engram's or the user's (Codex ignores the whole hooks.json). engram refuses to link into
 such a file (as into one that does not parse) and doctor names it, with the key at fault.
 
+"gemini_settings": Gemini CLI's settings, which 0.61.0 reads whatever type a setting holds,
+but with `hooksConfig.enabled` false runs no hook, and none named in `hooksConfig.disabled`
+(`_gemini_settings`).
+
 "codex_hooks": Codex's hooks.json, as Codex 0.171.0 reads it (serde, each case observed with
 the real client: its warning "failed to parse hooks config ...: unknown field `x`, expected
 `description` or `hooks`", and no hook of the file run):
@@ -45,7 +49,7 @@ the file did not run). A file either version ignores is refused:
 
 from __future__ import annotations
 
-from typing import Any, Final, Iterable
+from typing import Any, Final, Iterable, Mapping
 
 from engram.installer.merge import ShapeError
 
@@ -61,13 +65,37 @@ class Ignored(ShapeError):
     """The host reads the file's syntax but not its types: it runs none of its hooks."""
 
 
-def check(schema: str | None, document: Any, host_name: str) -> None:
-    """Raise Ignored at the first value of `document` the host's types refuse (`schema`, the
-    host's `install.schema`; nothing to check without one)."""
+def check(install: Mapping[str, Any], document: Any, host_name: str) -> None:
+    """Raise Ignored at the first value of `document` the host's types refuse, or that keeps
+    the host from running engram's hooks (`install.schema` of the host's definition; nothing
+    to check without one)."""
+    schema = install.get("schema")
     if schema == "codex_hooks" and isinstance(document, dict):
         _codex_hooks(document, host_name)
     elif schema == "claude_settings" and isinstance(document, dict):
         _claude_settings(document, host_name)
+    elif schema == "gemini_settings" and isinstance(document, dict):
+        _gemini_settings(document, host_name, str((install.get("entry") or {}).get("name", "")))
+
+
+def _gemini_settings(document: dict[str, Any], host_name: str, name: str) -> None:
+    """Gemini CLI 0.61.0 reads a file whatever types its settings hold (each seen: a `general`
+    of 1, a handler `timeout` of "10"), but runs no hook with `hooksConfig.enabled` false and
+    none named in `hooksConfig.disabled` (what `/hooks disable NAME` writes; engram's entries
+    are named `name`)."""
+    config = document.get("hooksConfig")
+    if not isinstance(config, dict):
+        return
+    if config.get("enabled") is False:
+        raise Ignored("hooksConfig.enabled", f"is false: {host_name} runs no hook while it is "
+                      "set (engram's none, yours none)", 'remove "hooksConfig.enabled" (or set '
+                      "it to true) if you want hooks to run, then run the command again")
+    disabled = config.get("disabled")
+    if name and isinstance(disabled, list) and name in disabled:
+        raise Ignored("hooksConfig.disabled", f'names "{name}": {host_name} skips every hook of '
+                      "that name, engram's entries", f'run `/hooks enable {name}` in '
+                      f'{host_name}, or take "{name}" out of "hooksConfig.disabled", then run '
+                      "the command again")
 
 
 def _ignored(key: str, problem: str, fix: str, host_name: str) -> Ignored:

@@ -459,6 +459,44 @@ def test_engram_links_exactly_the_settings_gemini_reads(version: str) -> None:
         verdict(c, "engram links exactly the settings files Gemini reads", problems)
 
 
+# Settings files whose hooks Gemini CLI runs or not: engram links exactly those where the
+# user's own hook beside engram's would run (Gemini reads past a setting of another type, but
+# `hooksConfig` can turn every hook, or hooks of one name, off).
+_HOOK = ('"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "name": "mine", '
+         '"command": "touch {marker}"}]}]}')
+HOOKS_OFF_SAMPLES = {
+    "plain": ("{" + _HOOK + "}\n", True),
+    "hooksConfig.enabled false": ('{"hooksConfig": {"enabled": false}, ' + _HOOK + "}\n", False),
+    "hooksConfig.enabled as text": ('{"hooksConfig": {"enabled": "no"}, ' + _HOOK + "}\n", True),
+    "a general of 1": ('{"general": 1, ' + _HOOK + "}\n", True),
+}
+
+
+def test_engram_links_exactly_the_settings_whose_hooks_gemini_runs(version: str) -> None:
+    problems = []
+    for name, (text, linkable) in HOOKS_OFF_SAMPLES.items():
+        with conversation(CLIENT, version) as c:
+            setup(c)
+            marker = c.home / "the-users-hook-ran"
+            settings = c.workspace / ".gemini" / "settings.json"
+            settings.parent.mkdir(exist_ok=True)
+            settings.write_text(text.replace("{marker}", str(marker)), encoding="utf-8")
+            c.run(name.replace(" ", "-"), prompt("Hello there.", resume=False))
+            ran = marker.exists()
+            linked = c.engram("link", "gemini", "--dry-run", check=False).returncode == 0
+            if ran != linkable:
+                problems.append(f"{name}: Gemini {'runs' if ran else 'skips'} the user's hook")
+            if linked != ran:
+                problems.append(f"{name}: engram {'links' if linked else 'refuses'} it, Gemini "
+                                f"{'runs' if ran else 'skips'} its hooks")
+            # a hook named in hooksConfig.disabled is skipped: engram's are named engram
+            settings.write_text('{"hooksConfig": {"disabled": ["engram"]}}\n', encoding="utf-8")
+            if c.engram("link", "gemini", "--dry-run", check=False).returncode == 0:
+                problems.append("a file disabling hooks named engram: engram links it")
+    verdict(f"{CLIENT} {version}", "engram links exactly the settings whose hooks Gemini runs",
+            problems)
+
+
 STRIP_DRIVER = """
 const __commonJS = (defs) => () => {
   const m = {exports: {}};
