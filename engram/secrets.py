@@ -1553,9 +1553,63 @@ def _uncontrolled(text: str) -> tuple[str, list[int]]:
     return "".join(text[i] for i in kept), kept
 
 
+# A Markdown table's row: the model reads a table cell by cell, and a token cut between two
+# cells side by side (`| ghp_aBcDeFgHiJ | kLmNo... |`) or one under the other in a column
+# reads whole to it.
+_TABLE_ROW: Final = re.compile(r"(?m)^[ \t>]{0,8}\|[^\n]*\|[ \t]*\r?$")
+_CELL: Final = re.compile(r"[^|]+")
+
+
+def _table_cells(text: str) -> Iterator[tuple[str, int, int]]:
+    """Secrets cut between two cells of a Markdown table that sit side by side or one under
+    the other, each as (kind, start of the first cell's text, end of the second's)."""
+    table: list[list[tuple[int, int]]] = []
+    previous_end = -2
+    for row in _TABLE_ROW.finditer(text):
+        if table and row.start() != previous_end + 1:
+            yield from _cut_cells(text, table)  # the rows before were another table
+            table = []
+        cells = []
+        for cell in _CELL.finditer(text, row.start(), row.end()):
+            start, end = cell.start(), cell.end()
+            while start < end and text[start] in " \t>":
+                start += 1
+            while end > start and text[end - 1] in " \t\r":
+                end -= 1
+            cells.append((start, end))
+        table.append(cells)
+        previous_end = row.end()
+    yield from _cut_cells(text, table)
+
+
+def _cut_cells(text: str, rows: list[list[tuple[int, int]]]) -> Iterator[tuple[str, int, int]]:
+    pairs = [(a, b) for cells in rows for a, b in zip(cells, cells[1:], strict=False)]
+    pairs += [(a, b) for upper, lower in zip(rows, rows[1:], strict=False)
+              for a, b in zip(upper, lower, strict=False)]
+    for (a_start, a_end), (b_start, b_end) in pairs:
+        if b_end - b_start + a_end - a_start < 16:
+            continue
+        # The word ending the first cell and the one opening the second, read as one.
+        space = max(text.rfind(" ", a_start, a_end), text.rfind("\t", a_start, a_end))
+        first = text[max(a_start, space + 1):a_end]
+        found = _FIRST_WORD.match(text, b_start, b_end)
+        second = found.group(0) if found else ""
+        joined = first + second
+        if not first or len(joined) < 16 or not any(c.isdigit() or c.isupper() for c in joined) \
+                or not _candidates(joined):
+            continue
+        for kind, start, end in _scan_plain(joined):
+            if start < len(first) < end:
+                yield kind, a_end - len(first) + start, b_start + end - len(first)
+                break
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     scanned, kept = visible(text)
     spans = list(_scan(scanned))
+    if ("|\n" in scanned or "|\r\n" in scanned or scanned.rstrip().endswith("|")) \
+            and _TABLE_ROW.search(scanned) is not None:
+        spans += list(_table_cells(scanned))
     if _CONTROL_CHAR.search(scanned) is not None:
         view, offsets = _uncontrolled(scanned)
         spans += [(kind, offsets[start], offsets[end - 1] + 1) for kind, start, end in _scan(view)]

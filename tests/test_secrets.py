@@ -529,3 +529,33 @@ def test_bytes_written_out_that_hide_no_secret_are_left_alone(form: str) -> None
     assert find_secrets("MAC 00:1a:2b:3c:4d:5e, IPv6 fe80::1ff:fe23:4567:890a, "
                         "ports 3306, 5432, 6379, 8080, 9090, 9200, 27017, 11211") == []
     assert find_secrets(_xxd(bytes(range(256)))) == []
+
+
+TABLE_TOKEN = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+TABLES = {
+    "side-by-side": f"| name | value |\n|---|---|\n| token | {TABLE_TOKEN[:14]} | {TABLE_TOKEN[14:]} |\n",
+    "side-by-side-among-words": f"| step | how |\n|---|---|\n| 1 | use {TABLE_TOKEN[:14]} | "
+                                f"{TABLE_TOKEN[14:]} then push |\n",
+    "one-under-the-other": f"| name | value |\n|---|---|\n| token | {TABLE_TOKEN[:14]} |\n"
+                           f"| rest | {TABLE_TOKEN[14:]} |\n",
+    "first-column": f"| {TABLE_TOKEN[:20]} | a |\n| {TABLE_TOKEN[20:]} | b |\n",
+    "one-row-quoted": f"> | {TABLE_TOKEN[:14]} | {TABLE_TOKEN[14:]} |",
+    "crlf": f"| a | {TABLE_TOKEN[:14]} |\r\n| b | {TABLE_TOKEN[14:]} |\r\n",
+}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_a_token_cut_between_markdown_table_cells_is_found(table: str) -> None:
+    """A model reads a Markdown table cell by cell: a token cut between two cells side by side,
+    or one under the other in a column, reads whole to it."""
+    text = TABLES[table]
+    assert [hit.kind for hit in find_secrets(text)] == ["github-token"], text
+    redacted = redact(text)
+    assert TABLE_TOKEN[4:14] not in redacted and TABLE_TOKEN[20:] not in redacted, redacted
+
+
+def test_tables_whose_cells_hold_no_cut_token_are_left_alone() -> None:
+    text = ("| Name | Value |\n|---|---|\n| ghp_ | GitHub PAT prefix |\n| AKIA | AWS key id |\n"
+            "| sk-ant- | Anthropic API2024 keys |\n| xoxb- | SlackBot2 tokens |\n"
+            "| v2Release | Build42Pipeline |\n")
+    assert find_secrets(text) == []
