@@ -130,13 +130,17 @@ def _holds_secret(card: Card | None) -> bool:
 
 def _holds_secret_as_written(card: Card | None, raw: bytes | None) -> bool:
     """`_holds_secret`, or the card's frontmatter holds one as the file writes it (a token
-    wrapped over two lines of a YAML value, which every parsed field shows as two words)."""
+    wrapped over two lines of a YAML value, which every parsed field shows as two words), or
+    an edge of the card is a piece of a token another card's answer could complete
+    (`secrets.edge_fragments`)."""
     if card is None or _holds_secret(card):
         return card is not None
-    if raw is None:
-        return False
     from engram import secrets
 
+    if secrets.edge_fragments(card):
+        return True
+    if raw is None:
+        return False
     return secrets.has_secrets(secrets.frontmatter(card, raw.decode("utf-8", "replace")))
 
 

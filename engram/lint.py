@@ -148,6 +148,14 @@ def _secret_problems(card: Card) -> list[Problem]:
                              "error", "a value-shaped secret (redacted) cut between the title "
                              "and the card line or body, which engram shows one after the other; "
                              "engram never injects the card: remove it", "secret"))
+    if not found:
+        for kind, piece in secrets.edge_fragments(card):
+            at = text.find(piece) if first_line == 1 else -1
+            found.append(Problem(card.path, text.count("\n", 0, at) + 1 if at >= 0 else None,
+                                 "error", f"the card starts or ends with what may be a piece of a "
+                                 f"value-shaped secret ({kind}, redacted) that another card shown "
+                                 "in a later answer could complete; engram never injects the card: "
+                                 "remove it (or end the sentence)", "secret"))
     return found
 
 

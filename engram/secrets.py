@@ -1720,10 +1720,11 @@ def frontmatter(card: object, text: str | None = None) -> str:
 
 
 def card_holds_secret(card: object, text: str | None = None) -> bool:
-    """The gate's verdict on a card: its fields as the gate reads them (`card_text`), and its
+    """The gate's verdict on a card: its fields as the gate reads them (`card_text`), its
     frontmatter as the file writes it (`frontmatter`; `text` is the file's text when the
-    caller has it)."""
-    return has_secrets(card_text(card)) or has_secrets(frontmatter(card, text))
+    caller has it), and its edges (`edge_fragments`)."""
+    return has_secrets(card_text(card)) or has_secrets(frontmatter(card, text)) \
+        or bool(edge_fragments(card))
 
 
 _FRAGMENT_CUTS: Final = re.compile(r"[\s,\[\]\"'\\]+")
@@ -1823,3 +1824,115 @@ def redact_path(path: str) -> str:
             suffix = next((s for s in (".instructions.md", ".md", ".mdc") if part.endswith(s)), "")
             parts[index] = marker(kind) + suffix
     return redact("/".join(parts))
+
+
+# A card's edges. A hook's answer shows a card's id and title (or `- id: card line` when it
+# folds it) first and its body's last line (or the card line) last, and the answers of one
+# session sit in one context: a token cut between the end of one card and the start of
+# another (`... ghp_aBcDeFgHiJ` ending a card of one answer, `kLmNo...` opening a card of a
+# later one) reaches the model in two pieces, neither of which the gate finds alone. So a card
+# is held back when its end is a token's head (a provider's prefix and more: random characters
+# after it complete the token) or its start is a token's rest (a provider's prefix, or its
+# first characters, put before it completes one, and what follows looks generated).
+_EDGE_FILLERS: Final = (
+    "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4bC6dE8fG0hJ2kL4mN6pQ8rS0tU2vW4xY6zA8bC0dE2fG4hJ6kL8mN0p",
+    "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE",
+    "3f9a2b7c4d1e8f6a0b5c9d2e7f1a4b8c3d6e0f9a2b5c8d1e4f7a0b3c6d9e2f5a8b1c4d7e0f3a6b9c2d5e8f1a4b7",
+)
+_EDGE_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.:-]{1,300}")
+_EDGE_PIECES: Final = re.compile(r"[-_.:/+=]")
+# Kinds whose first characters are a fixed prefix (a literal opening the token), so that a
+# start can be tried after each piece of it.
+_EDGE_SKIPPED: Final = frozenset({"discord-bot-token", "mailchimp-key", "telegram-bot-token",
+                                  "terraform-token"})
+
+
+def _head_kind(line: str) -> tuple[str, int] | None:
+    """The kind of token whose head ends `line`, and where that head starts, else None."""
+    runs = list(_EDGE_RUN.finditer(line, max(0, len(line) - 300)))
+    last = runs[-1] if runs else None
+    if last is None or last.end() != len(line) or line[-1] in ".:":
+        return None  # a sentence's or a label's end, a closing mark: nothing goes on from it
+    head = last.group(0)
+    candidates = _candidates(head)
+    if not candidates or any(end == len(head) for _k, _s, end in _scan_plain(head)):
+        return None  # a whole token ends the line: the gate's own finding, not a piece
+    for kind, pattern in candidates:
+        if kind in _CASELESS_KEYWORDS:
+            continue
+        literals = next(words for name, words, _p in _TOKEN_PATTERNS if name == kind)
+        for filler in _EDGE_FILLERS:
+            for size in range(1, len(filler) + 1):
+                match = pattern.search(head + filler[:size] + " ")
+                if match is None:
+                    continue
+                start, end = match.span(1) if pattern.groups else match.span()
+                if not start < len(head) < end:
+                    continue
+                piece = head[start:]
+                after, word = max(((piece.lower().rfind(word.lower()) + len(word), word)
+                                   for word in literals if word.lower() in piece.lower()),
+                                  default=(-1, ""))
+                rest = piece[after:]
+                if after < 0 or len(rest) >= 3 and len(set(rest.lower())) <= 2 \
+                        or kind in _RANDOM_ONLY and rest and is_wordy(rest):
+                    break  # a placeholder (`ghp_xxxx`), a word (`sk-learn`)
+                if not rest and not (len(word) >= 3 and any(c in "_-." for c in word)):
+                    break  # a prefix that is a word or two letters (`AKIA`, `SK`) ending a line
+                return kind, last.start() + start
+    return None
+
+
+def _rest_kind(start: str) -> tuple[str, int] | None:
+    """The kind of token whose rest opens `start` (a prefix, or its first characters, put
+    before it completes one), and where that rest ends, else None."""
+    first = _EDGE_RUN.match(start)
+    if first is None or len(first.group(0)) < 8:
+        return None
+    rest = first.group(0)
+    # Its longest piece between separators must look generated (not `release-2024-notes`,
+    # `cursor-rules-v2`, `Context7-aware`): long enough when no prefix character is in it.
+    longest = max(_EDGE_PIECES.split(rest), key=len)
+    if not _looks_generated(longest) or len(longest) < 8:
+        return None
+    for keyword, number in _LITERALS:
+        kind, _words, pattern = _TOKEN_PATTERNS[number]
+        if kind in _EDGE_SKIPPED or len(keyword) < 2:
+            continue
+        for cut in range(1, len(keyword) + 1):
+            if cut == len(keyword) and len(longest) < 16 or not rest.startswith(keyword[cut:]):
+                continue
+            match = pattern.match(keyword[:cut] + rest + " ")
+            if match is not None and match.end() > cut and _is_generated(kind, match.group(0)):
+                return kind, match.end() - cut
+    return None
+
+
+def _looks_generated(text: str) -> bool:
+    """Digits among letters of both cases, or among capitals alone (an AWS key's body) when
+    long, or among letters of one case when longer (a hash)."""
+    has_lower = any(c.islower() for c in text)
+    has_upper = any(c.isupper() for c in text)
+    return any(c.isdigit() for c in text) and (
+        has_lower and has_upper or len(text) >= 16 and not has_lower or len(text) >= 32)
+
+
+def edge_fragments(card: object) -> list[tuple[str, str]]:
+    """(kind, text) of each edge of a card (see `_EDGE_FILLERS`) that is a piece of a token
+    another card could complete: the end of its body (or of its title, with no body) and of
+    its card line, the start of its id, its title and its card line."""
+    title = str(getattr(card, "title", "")).strip()
+    line = " ".join(str(getattr(card, "card", "")).split())
+    body = str(getattr(card, "body", "")).strip()
+    found: list[tuple[str, str]] = []
+    for text in {body[body.rfind("\n") + 1:] if body else title, line}:
+        if text:
+            text = text.rstrip()
+            head = _head_kind(text)
+            if head is not None:
+                found.append((head[0], text[head[1]:]))
+    for text in {str(getattr(card, "id", "")), title, line}:
+        rest = _rest_kind(text) if text else None
+        if rest is not None:
+            found.append((rest[0], text[:rest[1]]))
+    return found

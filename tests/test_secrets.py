@@ -559,3 +559,49 @@ def test_tables_whose_cells_hold_no_cut_token_are_left_alone() -> None:
             "| sk-ant- | Anthropic API2024 keys |\n| xoxb- | SlackBot2 tokens |\n"
             "| v2Release | Build42Pipeline |\n")
     assert find_secrets(text) == []
+
+
+def _edged(title: str = "Deploy notes", card: str = "", body: str = "Deploy it.",
+           card_id: str = "deploy") -> list[tuple[str, str]]:
+    from types import SimpleNamespace
+
+    from engram.secrets import edge_fragments
+
+    return edge_fragments(SimpleNamespace(id=card_id, title=title, card=card, body=body))
+
+
+GH = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+
+
+@pytest.mark.parametrize("where", [
+    {"body": f"Release with\n\n    {GH[:14]}"},  # the first piece ends the body
+    {"body": f"Use {GH[:6]}"},
+    {"body": "Tokens go here: ghp_"},  # the prefix alone, nothing closing it
+    {"body": "Use sk-ant-api03-AbCd"},
+    {"body": "key AKIAIOSF"},
+    {"title": f"Deploy {GH[:15]}", "body": ""},  # a card with no body ends with its title
+    {"card": f"deploy with {GH[:20]}"},  # folded, a card shows its card line alone
+    {"title": f"{GH[14:]} notes"},  # the rest opens the title
+    {"title": f"{GH[4:]} notes"},
+    {"title": f"{GH[2:]} notes"},  # the prefix cut too
+    {"title": "IOSFODNN7EXAMPLE notes"},  # an AWS key id's rest
+    {"card": f"{GH[20:]} notes"},
+    {"card_id": "3f9a2b7c4d1e8f6a0b5c9d2e7f1a4b8c"},  # 32 hex digits: a token's rest
+])
+def test_a_card_edge_that_is_a_piece_of_a_token_is_found(where: dict[str, str]) -> None:
+    """A card shown in one answer ending with a token's first piece, or opening with its
+    rest, is half of a token another card of a later answer may complete."""
+    assert _edged(**where), where
+
+
+def test_ordinary_card_edges_are_left_alone() -> None:
+    for where in ({"body": "Tokens look like ghp_xxxxxxxx"}, {"body": f"Use {GH[:14]}."},
+                  {"body": "Use sk-learn"}, {"body": "Run make test"},
+                  {"body": "AWS key ids start with AKIA"}, {"body": "tokens start with `ghp_`"},
+                  {"body": f"export GH={GH}"},  # a whole token: the gate's own finding
+                  {"title": "OAuth2 PKCE flows"}, {"title": "Context7-aware tools"},
+                  {"title": "HTTP2 server push"}, {"card_id": "release-2024-notes"},
+                  {"card_id": "cursor-rules-pack-v2-cursorrules-prompt-file"},
+                  {"card_id": "dotnet-maui-9-to-dotnet-maui-10-upgrade"},
+                  {"title": "3f9a2b7 fixed the build"}, {"card": "Deploy with care."}):
+        assert _edged(**where) == [], where

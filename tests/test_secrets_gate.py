@@ -13,6 +13,7 @@ The detector's own shapes and false positives are tested in tests/test_secrets.p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -200,12 +201,17 @@ def _half_card(card_id: str, where: str, always: bool = True) -> str:
             f"    {HEAD}\n")
 
 
+@pytest.mark.parametrize("edges", ["read", "passed"])
 @pytest.mark.parametrize("where", ["title", "id", "card"])
 def test_a_token_cut_between_two_cards_of_one_answer_never_reaches_the_model(
-        where: str, tmp_path: Path) -> None:
+        where: str, edges: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each half passes the gate alone; one answer holding both shows them one after the
-    other with only engram's header between, and the model reads the token. The later card
-    stays out of that answer; the earlier one still goes."""
+    other with only engram's header between, and the model reads the token. A card ending
+    with a token's first half is held back by the gate for its edge (another answer could
+    complete it); were a piece one the edge check passes, the seam check keeps the later card
+    out of that answer, and the earlier one still goes."""
+    if edges == "passed":
+        monkeypatch.setattr(secrets, "edge_fragments", lambda card: [])
     ids = [f"{REST.lower()}-a", f"{REST.lower()}-b"] if where == "id" else ["half-a", "half-b"]
     cards = {card_id: _half_card(card_id, where) for card_id in ids}
     ws = make_workspace(tmp_path / "proj", cards=cards, config={"hooks": {"path_rules": "hook"}})
@@ -215,7 +221,7 @@ def test_a_token_cut_between_two_cards_of_one_answer_never_reaches_the_model(
             f"{HEAD} ", HEAD).replace(f"{HEAD} - ", HEAD)
         assert GITHUB not in reader and GITHUB.lower() not in reader.lower(), text
         shown = [card_id for card_id in ids if f"- {card_id}:" in text or f"{card_id} —" in text]
-        assert len(shown) == 1, text
+        assert len(shown) == (1 if edges == "passed" else 0), text
 
 
 @pytest.mark.parametrize("rest", ["RsTuVwXyZaBcDeFgHiJ", "RsTuVwXyZ0123456789"])
@@ -231,3 +237,41 @@ def test_the_seam_look_lets_no_token_rest_through_unread(rest: str) -> None:
         later = Item(id="b", title=title, card="", body="Then tag it.", priority=0, rank=1)
         expected = 1 if title.startswith(rest) else None
         assert seams.cut_between([(earlier, False), (later, False)]) == expected, title
+
+
+# Two answers of one session sit in one context: a token cut between the end of a card one
+# answer holds and the start of a card a later answer holds reaches the model in two pieces.
+# (first card's last line, second card's title) for each place of the cut.
+CUT_OVER_ANSWERS = {
+    "after-the-prefix-and-some": (f"Release with {GITHUB[:14]}", f"{GITHUB[14:]} notes"),
+    "right-after-the-prefix": (f"Release with {GITHUB[:4]}", f"{GITHUB[4:]} notes"),
+    "inside-the-prefix": (f"Release with {GITHUB[:2]}", f"{GITHUB[2:]} notes"),
+    "aws-key": ("Release with AKIAIOSF", "ODNN7EXAMPLE notes"),
+}
+
+
+@pytest.mark.parametrize("cut", sorted(CUT_OVER_ANSWERS))
+def test_a_token_cut_between_cards_of_two_answers_never_reaches_the_model(
+        cut: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The first answer ends with one card's last line, a later one opens with another card's
+    title: each piece passes the gate alone, and the model reads both in one context. A card
+    whose end or start is such a piece is never injected, and lint says why."""
+    ending, opening = CUT_OVER_ANSWERS[cut]
+    token = GITHUB if cut != "aws-key" else "AKIAIOSFODNN7EXAMPLE"
+    ws = make_workspace(tmp_path / "proj", cards={
+        "release": "---\nid: release\ntitle: Release steps\ntags: [release]\n---\n"
+                   f"Cut the release from main.\n\n{ending}\n",
+        "deploy": f"---\nid: deploy\ntitle: {opening}\ntags: [deploy]\n---\nDeploy from main.\n",
+        "clean": "---\nid: clean\ntitle: Release checklist\ntags: [release]\n---\nTag it.\n"})
+    answers = [context(call(host, payload(host, "UserPromptSubmit.json", ws, prompt=prompt,
+                                          session_id=f"{host}-one")))
+               for host in ("claude", "codex") for prompt in ("release steps", "deploy steps")]
+    reader = re.sub(r"\s+|### engram memory: [a-z0-9-]+ — ", "", "".join(answers))
+    assert token not in reader, answers
+    assert "Tag it." in answers[0], answers  # a clean card on the same topic still goes
+    # Each card held back is named by lint (the piece one end holds may be too short or too
+    # common to say anything alone: then the other card alone is held back).
+    code, report, _out = lint_json(ws, capsys)
+    named = {p["path"].rsplit("/", 1)[-1][:-3] for p in report["problems"] if p["code"] == "secret"}
+    sent = set(sent_ids("\n".join(answers)))
+    assert code == 1 and named and named == {"release", "deploy"} - sent, (named, sent)

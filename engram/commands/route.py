@@ -190,8 +190,10 @@ def shown_card(card: Card) -> Card:
     parts = [secrets.redact(part) for part in secrets.card_parts(card)]
     if secrets.has_secrets("\n".join(parts)):
         parts = secrets.redact_parts(parts)
-    # A token the frontmatter wraps over two lines is two words in a parsed field.
-    pieces = secrets.fragments(secrets.frontmatter(card))
+    # A token the frontmatter wraps over two lines is two words in a parsed field; a piece of
+    # one at an edge of the card is what another card's answer could complete.
+    pieces = secrets.fragments(secrets.frontmatter(card)) + sorted(
+        {piece for _kind, piece in secrets.edge_fragments(card)}, key=len, reverse=True)
     if pieces:
         parts = [secrets.scrub(part, pieces) for part in parts]
     lists, at = [], 2
