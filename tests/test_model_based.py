@@ -236,8 +236,8 @@ class ExactlyOnce(RuleBasedStateMachine):
         # Claude Code and Gemini CLI a blocked prompt starts no turn, so no tool call
         # follows it; Gemini goes on with the turn after a blocked tool result.
         self.unconfirmed: set[str] = set()
-        # Per cache key: the workspace root and raw payload of its last call, and when.
-        self.last_call: dict[str, tuple[str, str, float]] = {}
+        # Per (cache key, workspace root): the raw payload of its last call, and when.
+        self.last_call: dict[tuple[str, str], tuple[str, float]] = {}
 
     def teardown(self) -> None:
         if os.environ.get("ENGRAM_MODEL_STATS"):
@@ -479,19 +479,22 @@ class ExactlyOnce(RuleBasedStateMachine):
         # A host's every real start differs (startup and /clear bring a new session id,
         # compact follows a PreCompact); this test reuses session ids, so a start drawn
         # again with the same payload, in the same workspace, with nothing of that context
-        # in between (in any folder: the host runs every entry of one start before the
-        # session's next event) and within the hook timeout, is what a second engram
-        # entry's run of one start looks like: not a second reset (`same_payload_once`).
-        # (A rule load is part of the start it comes with.)
+        # in between and within the hook timeout, is what a second engram entry's run of
+        # one start looks like: not a second reset, on a host whose every real start has a
+        # payload of its own (`same_payload_once`: Claude Code, Codex). Gemini CLI's starts
+        # each reset (its payloads are stamped, so a repeated one is a run of one start,
+        # which prints nothing: it is the next prompt's). (A rule load is part of the start
+        # it comes with.)
         root = workspace.find_root_str(event.cwd) or event.cwd
         raw = json.dumps(document, sort_keys=True)
-        previous = self.last_call.get(key)
-        same = previous is not None and previous[:2] == (root, raw)
+        previous = self.last_call.get((key, root))
+        same = previous is not None and previous[0] == raw
         if event.kind != "rule_loaded":
             # Timed from the first of such runs, as the record's reset is.
-            self.last_call[key] = (root, raw, previous[2] if same and previous else self.clock.time())
-        if resets is None and event.kind == "start" and same and previous \
-                and self.clock.time() - previous[2] < hook.SAME_START_NS / 1e9:
+            self.last_call[(key, root)] = (raw, previous[1] if same and previous else self.clock.time())
+        once = (runtime["events"].get(document.get("hook_event_name")) or {}).get("same_payload_once")
+        if resets is None and event.kind == "start" and once and same and previous \
+                and self.clock.time() - previous[1] < hook.SAME_START_NS / 1e9:
             resets = False
         resets = event.resets if resets is None else resets
         if resets and event.kind != "reset":
