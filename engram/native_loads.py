@@ -130,7 +130,7 @@ def is_pointer_text(data: bytes) -> bool:
     return len(data) < POINTER_MAX_BYTES and POINTER_MARK in data.decode("utf-8", "replace")
 
 
-def _still_loaded(full: str) -> bool:
+def still_loaded(full: str) -> bool:
     """An imported source the host still reads whole: a regular file, not the pointer."""
     try:
         if not os.path.isfile(full):
@@ -188,11 +188,11 @@ def native_file(patterns: tuple[str, ...], location: str, path: str, provenance:
         return own
     for source in user_sources(provenance):
         full = os.path.normpath(os.path.expanduser(source))
-        if os.path.isabs(full) and full in patterns and _still_loaded(full):
+        if os.path.isabs(full) and full in patterns and still_loaded(full):
             return source
     for source in derived_sources(provenance):
         if matches(patterns, source):
-            if _still_loaded(os.path.join(location, source)):
+            if still_loaded(os.path.join(location, source)):
                 return source
             continue
         found = _twin(patterns, location, source) or _importer(patterns, location, source)
@@ -230,7 +230,7 @@ def _twin(patterns: tuple[str, ...], location: str, source: str) -> str:
         if other_info.st_size != info.st_size or not os.path.isfile(other):
             continue
         if os.path.samestat(info, other_info) or _same_bytes(full, other):
-            return candidate if _still_loaded(other) else ""
+            return candidate if still_loaded(other) else ""
     return ""
 
 
@@ -254,7 +254,7 @@ def _importer(patterns: tuple[str, ...], location: str, source: str) -> str:
             candidate = os.path.join(folder, name) if folder else name
             if matches(patterns, candidate) \
                     and _reaches(os.path.join(location, candidate), wanted, inside):
-                return candidate if _still_loaded(target) else ""
+                return candidate if still_loaded(target) else ""
         if not folder:
             return ""
         folder = os.path.dirname(folder)

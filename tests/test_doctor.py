@@ -216,3 +216,52 @@ def test_doctor_reads_each_config_file_once(workspace: Path, monkeypatch: pytest
     assert report["lint"]["errors"] == sum(1 for p in expected if p.severity == "error")
     linked = [c["path"] for h in report["hosts"] for c in h["configured"] if c["state"] == "linked"]
     assert len(linked) == 2 and all(reads[path] == 1 for path in linked), reads
+
+
+AGENTS_CARD = """---
+id: {id}
+title: "{id}"
+card: "A habit from AGENTS.md."
+derived_from: "AGENTS.md#{id}"
+---
+Follow the {id} habit.
+"""
+
+
+@pytest.mark.parametrize("case", ["no CLAUDE.md", "a CLAUDE.md", ".claude/CLAUDE.md",
+                                  "AGENTS.md replaced", "claude not linked", "not imported"])
+def test_cards_from_an_agents_md_newer_claude_loads_itself_are_named(
+        workspace: Path, capsys: pytest.CaptureFixture, case: str) -> None:
+    """Claude Code 2.1.332 loads AGENTS.md by itself in a project without a CLAUDE.md (its
+    agents_md plugin, gated, on by default; seen against the fake model) and fires no
+    InstructionsLoaded for it, so the hook cannot leave the imported cards to it: doctor says
+    they may reach Claude twice, with the two ways out that hold on every version."""
+    (workspace / "AGENTS.md").write_text("# Agents\n\n" + "Use uv for Python.\n" * 40)
+    if case != "not imported":
+        for card_id in ("python-tooling", "testing"):
+            (workspace / ".agents" / ".engram" / f"{card_id}.md").write_text(
+                AGENTS_CARD.format(id=card_id))
+    if case == "a CLAUDE.md":
+        (workspace / "CLAUDE.md").write_text("@AGENTS.md\n")
+    if case == ".claude/CLAUDE.md":
+        (workspace / ".claude").mkdir()
+        (workspace / ".claude" / "CLAUDE.md").write_text("Be brief.\n")
+    if case == "AGENTS.md replaced":
+        from engram import native_loads
+
+        (workspace / "AGENTS.md").write_text(f"# Agents\n\n{native_loads.POINTER_MARK}\n")
+        assert not native_loads.still_loaded(str(workspace / "AGENTS.md"))
+    if case != "claude not linked":
+        assert engram("link", "claude", cwd=workspace) == 0
+    _code, report = doctor(workspace, capsys)
+    named = [w for w in report["warnings"] if "AGENTS.md" in w["warning"]]
+    if case == "no CLAUDE.md":
+        assert len(named) == 1
+        assert "python-tooling, testing" in named[0]["warning"]
+        assert "engram import AGENTS.md --replace" in named[0]["fix"]
+        assert "@AGENTS.md" in named[0]["fix"]
+        capsys.readouterr()
+        engram("doctor", cwd=workspace)
+        assert "may reach Claude twice" in capsys.readouterr().out
+    else:
+        assert named == []

@@ -3,6 +3,7 @@ memory roots, lint summary, read and proof modes. Exit 1 when something is broke
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,47 @@ def _native(ws: workspace.Workspace | None) -> list[dict[str, Any]]:
     return out
 
 
+# Claude Code 2.1.332 (not 2.1.197) loads AGENTS.md by itself in a project without a
+# CLAUDE.md (its built-in agents_md plugin, behind a feature gate that defaults to on), and
+# fires no InstructionsLoaded for it: the hook cannot tell whether it did. Left to Claude,
+# the cards would be lost wherever the load is off; sent, they may reach Claude twice. Say
+# so, with the two ways out that hold on every version.
+_PROJECT_CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"))
+
+
+def _agents_md_twice(ws: workspace.Workspace | None,
+                     configured: list[health.Configured]) -> list[dict[str, str]]:
+    if ws is None or not ws.roots:
+        return []
+    if not any(row.host == "claude" and row.present for row in configured):
+        return []
+    from engram import native_loads
+
+    root = str(ws.root)
+    agents = os.path.join(root, "AGENTS.md")
+    if not native_loads.still_loaded(agents) \
+            or any(os.path.exists(os.path.join(root, name)) for name in _PROJECT_CLAUDE_FILES):
+        return []
+    from engram.index import load_cards
+
+    try:
+        cards, _problems = load_cards(ws)
+    except Exception:  # noqa: BLE001 - a store problem is lint's to report
+        return []
+    ids = [card.id for card in cards
+           if "AGENTS.md" in native_loads.derived_sources(card.provenance)]
+    if not ids:
+        return []
+    return [{
+        "warning": f"Claude Code 2.1.332 and later load AGENTS.md by themselves in a project "
+                   f"without a CLAUDE.md, and do not tell the hook: the {len(ids)} card"
+                   f"{'s' if len(ids) != 1 else ''} imported from it ({', '.join(ids[:5])}"
+                   f"{', ...' if len(ids) > 5 else ''}) may reach Claude twice",
+        "fix": "once the cards are reviewed, `engram import AGENTS.md --replace` (Claude then "
+               "loads the short pointer); or add a CLAUDE.md holding `@AGENTS.md` (engram "
+               "then leaves those cards to Claude on every version)"}]
+
+
 def collect(cwd: Path) -> dict[str, Any]:
     """The whole report as the versioned JSON envelope `doctor --json` prints."""
     ws = workspace.load(cwd)
@@ -80,7 +122,8 @@ def collect(cwd: Path) -> dict[str, Any]:
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
     problems += health.rule_folder_problems(root)
     commands = [command for row in configured for command in row.commands]
-    warnings = health.command_warnings(commands) + health.layered_links(configured)
+    warnings = health.command_warnings(commands) + health.layered_links(configured) \
+        + _agents_md_twice(ws, configured)
     return output.envelope("doctor", {
         "ok": not problems,
         "workspace": {
