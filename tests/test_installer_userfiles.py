@@ -150,7 +150,8 @@ CODEX_TOP = st.dictionaries(st.just("description"), st.one_of(st.none(), st.text
 
 
 # Claude Code checks the settings it knows (`model` a string, permission rules lists of
-# strings: installer_helpers._claude_types) and reads past a key it does not know.
+# strings, `verbose` a boolean, ...: installer_helpers._claude_types) and reads past a key it
+# does not know.
 CLAUDE_TOP = st.dictionaries(st.sampled_from(["general", "ui", "ñame", "version", "x"]), VALUES,
                              max_size=3).flatmap(lambda other: st.fixed_dictionaries({}, optional={
                                  "model": st.text(max_size=12),
@@ -159,7 +160,18 @@ CLAUDE_TOP = st.dictionaries(st.sampled_from(["general", "ui", "ñame", "version
                                      for k in ("allow", "deny", "ask")}),
                                  "env": st.dictionaries(st.text(max_size=6), st.text(max_size=6),
                                                         max_size=2),
-                                 "$schema": st.text(max_size=12)}).map(lambda known: {**other, **known}))
+                                 "$schema": st.text(max_size=12),
+                                 # settings Claude Code reads into a type, of that type
+                                 "verbose": st.booleans(),
+                                 "disableAllHooks": st.just(False),
+                                 "cleanupPeriodDays": st.integers(1, 10**6),
+                                 "outputStyle": st.text(max_size=12),
+                                 "statusLine": st.fixed_dictionaries({
+                                     "type": st.just("command"),
+                                     "command": st.text(max_size=12)}),
+                                 "enabledPlugins": st.dictionaries(st.text(max_size=6),
+                                                                   st.booleans(), max_size=2),
+                             }).map(lambda known: {**other, **known}))
 
 
 @st.composite
