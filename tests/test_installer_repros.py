@@ -1115,6 +1115,49 @@ def test_a_gemini_settings_file_that_keeps_engrams_hooks_on_is_linked(workspace:
     assert path.read_text() == text
 
 
+@pytest.mark.parametrize("project, home, off", [
+    ("[features]\nhooks = false\n", None, "project"),
+    (None, "[features]\nhooks = false\n", "home"),
+    ('model = "x"\n', "[features]\nhooks = false\n", "home"),
+    ("[features]\nhooks = true\n", "[features]\nhooks = false\n", None),
+    (None, "[features]\nhooks = true\n", None),
+], ids=["project-off", "home-off", "home-off-project-silent", "project-on", "home-on"])
+def test_a_codex_layer_whose_config_turns_hooks_off_is_refused(
+        workspace: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture, project: str | None,
+        home: str | None, off: str | None) -> None:
+    """Codex 0.171.0 runs none of a layer's hooks while `[features] hooks = false` is set in
+    the config.toml it reads there (seen with the real client: the user's own hook in the
+    project's hooks.json did not run), the nearer layer deciding: engram linked
+    `.codex/hooks.json` and said linked. Now link refuses naming the file that turns them off,
+    writes nothing, and doctor names it; a layer that turns them on again is linked."""
+    import os
+
+    from engram.commands import doctor
+
+    codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    for folder, text in ((workspace / ".codex", project), (codex_home, home)):
+        if text is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.toml").write_text(text)
+    hooks = workspace / ".codex" / "hooks.json"
+    capsys.readouterr()
+    assert engram("link", "codex", cwd=workspace) == (1 if off else 0)
+    err = capsys.readouterr().err
+    if not off:
+        assert hooks.exists()
+        return
+    named = workspace / ".codex" / "config.toml" if off == "project" else codex_home / "config.toml"
+    assert f"{named} sets `[features] hooks = false`" in err, err
+    assert not hooks.exists()
+    hooks.parent.mkdir(exist_ok=True)
+    hooks.write_text('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", '
+                     '"command": "engram hook codex"}]}]}}\n')
+    row = next(c for r in doctor.collect(workspace)["hosts"] if r["host"] == "codex"
+               for c in r["configured"] if c["scope"] == "project")
+    assert f"{named} sets `[features] hooks = false`" in row["problem"], row
+    assert engram("unlink", "codex", cwd=workspace) == 0
+
+
 def test_gemini_reads_comments_and_keeps_them(workspace: Path) -> None:
     path = workspace / ".gemini" / "settings.json"
     path.parent.mkdir()

@@ -20,6 +20,8 @@ from engram.installer.plan import (
     config_path,
     desired_entries,
     follow_symlinks,
+    hooks_off,
+    hooks_off_reason,
     load,
     not_strict,
     ours_for,
@@ -99,6 +101,19 @@ def _unreadable_fix(host: Host, path: Path, global_scope: bool, local: bool) -> 
 
 def inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
             command_setting: str = "auto", local: bool = False) -> Configured:
+    row = _inspect(host, project_root, global_scope, path_rules, command_setting, local)
+    if row.state in ("not linked", "unreadable"):
+        return row
+    off = hooks_off(host, row.path, global_scope, project_root)
+    if off is None:
+        return row
+    problem, fix = hooks_off_reason(host, off)  # the same words as link's refusal
+    return Configured(**{**row.__dict__, "problem": "; ".join(p for p in (problem, row.problem) if p),
+                         "fix": fix})
+
+
+def _inspect(host: Host, project_root: Path, global_scope: bool, path_rules: str,
+             command_setting: str, local: bool) -> Configured:
     scope = scope_name(global_scope, local)
     path = config_path(host, global_scope, project_root, local)
     make = functools.partial(Configured, host=host.name, scope=scope, path=path)

@@ -257,6 +257,36 @@ def beside(host: Host, path: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
+def hooks_off(host: Host, path: Path, global_scope: bool, project_root: Path) -> Path | None:
+    """The file that turns off the hooks of the file at `path`, or None: a config file the
+    host reads beside it (`install.hooks_also_in`: Codex's config.toml) setting `[features]
+    hooks = false`, with which Codex 0.171.0 runs none of that layer's hooks; for a project's
+    file, the host's own folder's when the project's sets nothing (the nearer layer decides)."""
+    layers = [path.parent]
+    if not global_scope:
+        layers.append(config_path(host, True, project_root).parent)
+    tomllib = _toml_reader()
+    for folder in layers:
+        for name in host.install.get("hooks_also_in") or ():
+            other = folder / str(name)
+            try:
+                data = tomllib.loads(read_config_bytes(target_of(other)).decode("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+                continue  # absent or unreadable: the host reports the bad ones itself
+            features = data.get("features")
+            if isinstance(features, dict) and isinstance(features.get("hooks"), bool):
+                return other if features["hooks"] is False else None
+    return None
+
+
+def hooks_off_reason(host: Host, off: Path) -> tuple[str, str]:
+    """What `link` and `doctor` both say of a file that turns the host's hooks off."""
+    return (f"is not run: {off} sets `[features] hooks = false`, with which "
+            f"{host.display_name} runs none of this file's hooks (engram's none, yours none)",
+            f"remove `hooks = false` from `[features]` in {off} (or set it to true) if you want "
+            "hooks to run, then run the command again")
+
+
 def _events_diff(before: list[Found], after: list[Found]) -> tuple[str, ...]:
     old = {f.event: f for f in before}
     new = {f.event: f for f in after}
@@ -312,6 +342,10 @@ def apply(host: Host, scope_path: Path, scope: str, ours: Ours, remove: bool,
         return not remove and fmt.is_pristine(text, ours)
 
     make = functools.partial(Change, host=host.name, scope=scope, path=scope_path, dry_run=dry_run)
+    off = None if remove else hooks_off(host, scope_path, scope == "global", place.root)
+    if off is not None:
+        message, fix = hooks_off_reason(host, off)
+        return make(action="refused", message=message, fix=fix)
     try:
         outcome = change_file(scope_path, compute, place, dry_run=dry_run, is_original=is_original)
     except (ShapeError, JsoncError, OSError) as exc:

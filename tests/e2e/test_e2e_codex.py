@@ -329,6 +329,43 @@ HOOKS_SAMPLES = {
 }
 
 
+# `[features] hooks` in the config.toml of the project's layer or of CODEX_HOME (the nearer
+# layer that sets it decides): with false Codex runs none of the project's hooks.
+FEATURE_LAYERS = {
+    "home off, project silent": (False, None),
+    "home off, project on": (False, "[features]\nhooks = true\n"),
+    "home on, project off": (True, "[features]\nhooks = false\n"),
+    "home on, project silent": (True, None),
+}
+_USER_HOOK = ('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", '
+              '"command": "touch {marker}"}]}]}}')
+
+
+def test_engram_links_exactly_where_codex_runs_the_projects_hooks(version: str) -> None:
+    problems = []
+    for name, (home_on, project) in FEATURE_LAYERS.items():
+        with conversation(CLIENT, version) as c:
+            setup(c)
+            config = c.home / ".codex" / "config.toml"
+            config.write_text(config.read_text(encoding="utf-8").replace(
+                "hooks = true", f"hooks = {str(home_on).lower()}"), encoding="utf-8")
+            marker = c.home / "the-users-hook-ran"
+            folder = c.workspace / ".codex"
+            folder.mkdir(exist_ok=True)
+            (folder / "hooks.json").write_text(_USER_HOOK.replace("{marker}", str(marker)),
+                                               encoding="utf-8")
+            if project is not None:
+                (folder / "config.toml").write_text(project, encoding="utf-8")
+            c.run(name.replace(" ", "-").replace(",", ""), exec_args("Hello there."))
+            ran = marker.exists()
+            linked = c.engram("link", "codex", "--dry-run", check=False).returncode == 0
+            if linked != ran:
+                problems.append(f"{name}: Codex {'runs' if ran else 'skips'} the project's "
+                                f"hooks, engram {'links' if linked else 'refuses'} it")
+            verdict(c, f"[features] hooks, {name}: engram links exactly when Codex runs the "
+                    "project's hooks", problems)
+
+
 def test_engram_links_exactly_the_hooks_files_codex_reads(version: str) -> None:
     problems = []
     for name, text in HOOKS_SAMPLES.items():
