@@ -1556,7 +1556,7 @@ def _uncontrolled(text: str) -> tuple[str, list[int]]:
 # A Markdown table's row: the model reads a table cell by cell, and a token cut between two
 # cells side by side (`| ghp_aBcDeFgHiJ | kLmNo... |`) or one under the other in a column
 # reads whole to it.
-_TABLE_ROW: Final = re.compile(r"(?m)^[ \t>]{0,8}\|[^\n]*\|[ \t]*\r?$")
+_TABLE_ROW: Final = re.compile(r"(?m)^[ \t>`]{0,8}\|[^\n]*\|[ \t`]*\r?$")
 _CELL: Final = re.compile(r"[^|]+")
 
 
@@ -1572,9 +1572,9 @@ def _table_cells(text: str) -> Iterator[tuple[str, int, int]]:
         cells = []
         for cell in _CELL.finditer(text, row.start(), row.end()):
             start, end = cell.start(), cell.end()
-            while start < end and text[start] in " \t>":
+            while start < end and text[start] in " \t>`":
                 start += 1
-            while end > start and text[end - 1] in " \t\r":
+            while end > start and text[end - 1] in " \t\r`":
                 end -= 1
             cells.append((start, end))
         table.append(cells)
@@ -1607,7 +1607,7 @@ def _cut_cells(text: str, rows: list[list[tuple[int, int]]]) -> Iterator[tuple[s
 def _spans(text: str) -> list[tuple[str, int, int]]:
     scanned, kept = visible(text)
     spans = list(_scan(scanned))
-    if ("|\n" in scanned or "|\r\n" in scanned or scanned.rstrip().endswith("|")) \
+    if ("|\n" in scanned or "|\r\n" in scanned or scanned.rstrip(" \t`").endswith("|")) \
             and _TABLE_ROW.search(scanned) is not None:
         spans += list(_table_cells(scanned))
     if _CONTROL_CHAR.search(scanned) is not None:

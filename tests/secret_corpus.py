@@ -250,6 +250,13 @@ def corpus(seed: int = 13) -> list[tuple[str, str, str]]:
             ("token-as-a-decimal-byte-list", ", ".join(str(b) for b in ("glpat-" + p(B64URL, 20)).encode())),
         )],
         ("token-as-spaced-hex-bytes", None, " ".join(f"{b:02x}" for b in ("sk_live_" + p(ALNUM, 24)).encode())),
+        # A token cut between two cells of a Markdown table, side by side and one under the other.
+        *[(kind, layout.format(token[:14], token[14:]), token) for kind, layout, token in (
+            ("token-cut-between-table-cells", "| name | value |\n|---|---|\n| token | {} | {} |",
+             "ghp_" + p(ALNUM, 36)),
+            ("token-cut-down-a-table-column", "| name | value |\n|---|---|\n| token | {} |\n| rest | {} |",
+             "npm_" + p(ALNUM, 36)),
+        )],
     ]
     out: list[tuple[str, str, str]] = []
     for kind, text, secret in rows:
