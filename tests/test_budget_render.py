@@ -189,3 +189,34 @@ def test_fit_at_the_exact_size_of_neutralized_bodies() -> None:
             assert ([i.id for i in fitted.full], [i.id for i in fitted.folded],
                     [i.id for i in fitted.dropped], fitted.text) == \
                 _fit_by_definition(group, [], False, unit, limit)
+
+
+# Codex CLI 0.171.0 spills a hook's additionalContext to a file (the model sees a path and a
+# truncated preview) once the text passes 10,000 UTF-8 bytes: measured with a hook of its own
+# printing ASCII, "é", "日" and "😀" text, whole at 10,000 bytes and spilled at 10,001 for each
+# (5,003 characters of é text, 3,337 of CJK, 2,504 of emoji), on SessionStart and
+# UserPromptSubmit alike, per hook (two hooks of 9,996 bytes each both arrive whole).
+CODEX_SPILL_BYTES = 10_000
+
+
+def test_codex_budget_never_lets_through_what_codex_spills() -> None:
+    """Whatever engram sends Codex whole stays under Codex's spill line in UTF-8 bytes, for
+    text of one, two, three and four bytes a character. A measure in characters or UTF-16
+    units (or a limit past 2,500 tokens) would send a CJK body of 10,200 bytes whole."""
+    from engram import host_registry
+    from engram.hook import _budget
+
+    unit, limit = _budget(host_registry.load_host("codex")["runtime"], {})
+    for char in ("a", "é", "日", "😀"):
+        sent_sizes = []
+        for count in range(2_000, 10_400, 50):
+            body = f"TAG-{char} " + char * count
+            item = Item("card", "Title", "one line", body, 50, 0)
+            others = [Item("other", "Other", "other line", "short body", 10, 1)]
+            answer = delta.answer(routed([item, *others]), routed([Item("seen", "S", "s", "s", 5, 2)]),
+                                  ["card", "other"], True, unit, limit)
+            if body in answer.text:
+                sent_sizes.append(len(body.encode("utf-8")))
+                assert len(answer.text.encode("utf-8")) <= CODEX_SPILL_BYTES, (char, count)
+        # Bodies up to engram's own margin are sent whole: the check above is not vacuous.
+        assert sent_sizes and max(sent_sizes) > CODEX_SPILL_BYTES - 1_000, (char, sent_sizes[-1:])

@@ -388,3 +388,37 @@ def test_engram_links_exactly_the_hooks_files_codex_reads(version: str) -> None:
                                 f"{'links' if linked else 'refuses'} it")
             verdict(c, f"hooks.json with {name}: engram links it exactly when Codex reads it",
                     problems)
+
+
+# Codex spills a hook's additionalContext over 10,000 UTF-8 bytes to a file and shows the
+# model a path (measured on 0.171.0, tests/test_budget_render.py). Cards near engram's Codex
+# budget (2,400 tokens: 9,600 bytes) in text of two, three and four bytes a character must
+# reach the request whole, once; one past Codex's line is folded by engram, never spilled.
+WIDE_CARDS = {
+    "tapir": ("Tapir notes", "TAPIR-5a1 " + "é" * 4_400),         # 8,811 bytes
+    "narwhal": ("Narwhal notes", "NARWHAL-3c7 " + "日本語" * 980),  # 8,832 bytes
+    "walrus": ("Walrus notes", "WALRUS-8e4 " + "😀" * 2_200),       # 8,811 bytes
+    "okapi": ("Okapi notes", "OKAPI-1d9 " + "日" * 3_400),          # 10,210 bytes
+}
+SPILLED = "Full hook output saved to"
+
+
+def test_wide_text_near_the_budget_reaches_the_model_whole(version: str) -> None:
+    with conversation(CLIENT, version) as c:
+        setup(c)
+        for card_id, (title, body) in WIDE_CARDS.items():
+            (c.workspace / ".agents" / ".engram" / f"{card_id}.md").write_text(
+                f"---\nid: {card_id}\ntitle: {title}\ntags: [{card_id}]\n---\n{body}\n",
+                encoding="utf-8")
+        c.link()
+        for card_id in WIDE_CARDS:
+            c.run(card_id, exec_args(f"Tell me about {card_id}."))
+        problems = run_problems(c, *WIDE_CARDS)
+        for card_id, (_, body) in WIDE_CARDS.items():
+            requests = c.requests(card_id)
+            problems += [f"{card_id}: Codex spilled a hook's text to a file in request #{r.n}"
+                         for r in requests if r.count(SPILLED)]
+            problems += check_text(requests, body, card_id, 0 if card_id == "okapi" else 1)
+        if not any(r.count("- okapi: ") for r in c.requests("okapi")):
+            problems.append("okapi: its one-line card is not in the request")
+        verdict(c, "cards of é, CJK and emoji near the budget: whole, never spilled", problems)
