@@ -36,13 +36,23 @@ def card_ids(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
         ws = workspace.load(cwd)
         if ws is None or not ws.roots:
             return []
-        cards = index.load_or_build(ws).all_cards()
+        compiled = index.load_or_build(ws)
+        cards = compiled.all_cards()
+        blocked = {card.id for slot, card in zip(compiled.active, cards, strict=True)
+                   if compiled.holds_secret(slot)}
     except Exception:  # noqa: BLE001 - completion never fails
         return []
     from engram import secrets
 
-    # zsh and fish print each title beside its id, past engram's output layer: redacted here.
-    return sorted((card.id, secrets.redact(card.title)) for card in cards
+    # zsh and fish print each title beside its id, past engram's output layer: redacted here,
+    # a card the gate holds back as `show` prints it (a token YAML folded from two lines of
+    # its title, or a piece of one opening it, which no redaction of the title alone finds).
+    shown = {}
+    if any(card.id in blocked and card.id.startswith(incomplete) for card in cards):
+        from engram.commands.route import shown_card
+
+        shown = {card.id: shown_card(card).title for card in cards if card.id in blocked}
+    return sorted((card.id, shown.get(card.id) or secrets.redact(card.title)) for card in cards
                   if card.id.startswith(incomplete))
 
 

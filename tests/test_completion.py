@@ -88,3 +88,21 @@ def test_a_title_holding_a_secret_is_completed_redacted(workspace: Path) -> None
                                    "_TYPER_COMPLETE_ARGS": "engram show de",
                                    "_TYPER_COMPLETE_FISH_ACTION": "get-args"})
         assert "deploys" in out and token not in out and "REDACTED" in out
+
+
+def test_a_title_holding_part_of_a_token_is_never_completed(workspace: Path) -> None:
+    # A title YAML folded from two lines shows the halves of a token side by side, and a title
+    # opening with a token's rest is half of one another card could complete: the gate holds
+    # both cards back, and completion shows neither piece.
+    from secret_corpus import corpus
+
+    token = next(secret for kind, _text, secret in corpus() if kind == "github-classic-pat")
+    memory = workspace / ".agents" / ".engram"
+    write_card(memory, "folded.md", f"---\ntitle: Deploy with {token[:18]}\n  {token[18:]} now\n---\nTag.\n")
+    write_card(memory, "rest.md", f"---\ntitle: {token[14:]} notes\n---\nTag.\n")
+    for shell in ("zsh", "fish"):
+        out = complete(workspace, {"_ENGRAM_COMPLETE": f"complete_{shell}",
+                                   "_TYPER_COMPLETE_ARGS": "engram show ",
+                                   "_TYPER_COMPLETE_FISH_ACTION": "get-args"})
+        assert "folded" in out and "rest" in out, out
+        assert token not in "".join(out.split()) and token[14:] not in out, out
