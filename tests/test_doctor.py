@@ -262,6 +262,6 @@ def test_cards_from_an_agents_md_newer_claude_loads_itself_are_named(
         assert "@AGENTS.md" in named[0]["fix"]
         capsys.readouterr()
         engram("doctor", cwd=workspace)
-        assert "may reach Claude twice" in capsys.readouterr().out
+        assert "may reach Claude Code twice" in capsys.readouterr().out
     else:
         assert named == []

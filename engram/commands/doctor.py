@@ -34,18 +34,27 @@ def _lint(ws: workspace.Workspace | None, inspected: list[health.Configured]) ->
                                       if getattr(p, "code", "") == "secret")]}
 
 
-def _native(ws: workspace.Workspace | None) -> list[dict[str, Any]]:
-    """Cards a host loads by itself (its rule folders, an imported file still in place): that
-    host's hook leaves them out, the others route them."""
+def _cards(ws: workspace.Workspace | None) -> list[Any]:
+    """The workspace's cards, read once for the report's lists; none when there is no store
+    or it cannot be read (a store problem is lint's to report)."""
     if ws is None or not ws.roots:
         return []
-    from engram import native_loads
     from engram.index import load_cards
 
     try:
         cards, _problems = load_cards(ws)
-    except Exception:  # noqa: BLE001 - a store problem is lint's to report, not this list's
+    except Exception:  # noqa: BLE001 - a store problem is lint's to report, not these lists'
         return []
+    return list(cards)
+
+
+def _native(ws: workspace.Workspace | None, cards: list[Any]) -> list[dict[str, Any]]:
+    """Cards a host loads by itself (its rule folders, an imported file still in place): that
+    host's hook leaves them out, the others route them."""
+    if ws is None:
+        return []
+    from engram import native_loads
+
     out = []
     for card in cards:
         note = native_loads.for_workspace(str(ws.root), card.path, card.provenance)
@@ -54,45 +63,41 @@ def _native(ws: workspace.Workspace | None) -> list[dict[str, Any]]:
     return out
 
 
-# Claude Code 2.1.332 (not 2.1.197) loads AGENTS.md by itself in a project without a
-# CLAUDE.md (its built-in agents_md plugin, behind a feature gate that defaults to on), and
-# fires no InstructionsLoaded for it: the hook cannot tell whether it did. Left to Claude,
-# the cards would be lost wherever the load is off; sent, they may reach Claude twice. Say
-# so, with the two ways out that hold on every version.
-_PROJECT_CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"))
-
-
-def _agents_md_twice(ws: workspace.Workspace | None,
-                     configured: list[health.Configured]) -> list[dict[str, str]]:
-    if ws is None or not ws.roots:
-        return []
-    if not any(row.host == "claude" and row.present for row in configured):
+def _loaded_unseen(ws: workspace.Workspace | None, cards: list[Any],
+                   configured: list[health.Configured]) -> list[dict[str, str]]:
+    """A linked host that may load a file by itself with no hook told (`loads_unseen` in its
+    definition), where none of the files that stop it exists: the cards imported from that
+    file, still whole, may reach the host twice. Leaving them to the host would lose them
+    wherever it does not load it, so say so, with the ways out that hold on every version."""
+    if ws is None or not cards:
         return []
     from engram import native_loads
 
     root = str(ws.root)
-    agents = os.path.join(root, "AGENTS.md")
-    if not native_loads.still_loaded(agents) \
-            or any(os.path.exists(os.path.join(root, name)) for name in _PROJECT_CLAUDE_FILES):
-        return []
-    from engram.index import load_cards
-
-    try:
-        cards, _problems = load_cards(ws)
-    except Exception:  # noqa: BLE001 - a store problem is lint's to report
-        return []
-    ids = [card.id for card in cards
-           if "AGENTS.md" in native_loads.derived_sources(card.provenance)]
-    if not ids:
-        return []
-    return [{
-        "warning": f"Claude Code 2.1.332 and later load AGENTS.md by themselves in a project "
-                   f"without a CLAUDE.md, and do not tell the hook: the {len(ids)} card"
-                   f"{'s' if len(ids) != 1 else ''} imported from it ({', '.join(ids[:5])}"
-                   f"{', ...' if len(ids) > 5 else ''}) may reach Claude twice",
-        "fix": "once the cards are reviewed, `engram import AGENTS.md --replace` (Claude then "
-               "loads the short pointer); or add a CLAUDE.md holding `@AGENTS.md` (engram "
-               "then leaves those cards to Claude on every version)"}]
+    warnings = []
+    for name in dict.fromkeys(row.host for row in configured if row.present):
+        definition = host_registry.load_host(name)
+        shown = definition.get("display_name") or name
+        unseen = definition.get("loads_unseen") or {}
+        for source, unless in unseen.items():
+            if not native_loads.still_loaded(os.path.join(root, source)) \
+                    or any(os.path.exists(os.path.join(root, other)) for other in unless):
+                continue
+            ids = [card.id for card in cards
+                   if source in native_loads.derived_sources(card.provenance)]
+            if not ids:
+                continue
+            warnings.append({
+                "warning": f"some versions of {shown} load {source} by themselves where there is "
+                           f"no {' or '.join(unless)}, and do not tell the hook: the {len(ids)} "
+                           f"card{'s' if len(ids) != 1 else ''} imported from it "
+                           f"({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}) may "
+                           f"reach {shown} twice",
+                "fix": f"once the cards are reviewed, `engram import {source} --replace` (the "
+                       f"host then loads the short pointer); or add a {unless[0]} holding "
+                       f"`@{source}` (engram then leaves those cards to the host on every "
+                       "version)"})
+    return warnings
 
 
 def collect(cwd: Path) -> dict[str, Any]:
@@ -122,8 +127,9 @@ def collect(cwd: Path) -> dict[str, Any]:
     problems += [{"host": "engram", "scope": "state", **p} for p in health.state_problems()]
     problems += health.rule_folder_problems(root)
     commands = [command for row in configured for command in row.commands]
+    cards = _cards(ws)
     warnings = health.command_warnings(commands) + health.layered_links(configured) \
-        + _agents_md_twice(ws, configured)
+        + _loaded_unseen(ws, cards, configured)
     return output.envelope("doctor", {
         "ok": not problems,
         "workspace": {
@@ -133,7 +139,7 @@ def collect(cwd: Path) -> dict[str, Any]:
             "proof": settings.get("proof", "off"),
             "path_rules": rules,
             "warnings": list(ws.warnings) if ws else [],
-            "loaded_natively": _native(ws),
+            "loaded_natively": _native(ws, cards),
         },
         "lint": _lint(ws, configured),
         "hosts": rows,
