@@ -763,12 +763,9 @@ class HookCall:
         delivery.mark_delivered(entry, [key], now)
         # The model holds this content now, whatever becomes of an earlier answer that
         # carried it: a blocked prompt's (or tool result's) drop must not take it out.
-        held = entry.get("unconfirmed")
-        if held and key in (held.get("keys") or ()):
-            held["keys"] = [k for k in held["keys"] if k != key]
-        for tool in entry.get("unconfirmed_tools") or ():
-            if key in (tool.get("keys") or ()):
-                tool["keys"] = [k for k in tool["keys"] if k != key]
+        for held in [entry.get("unconfirmed") or {}, *(entry.get("unconfirmed_tools") or ())]:
+            if key in (held.get("keys") or ()):
+                held["keys"] = [k for k in held["keys"] if k != key]
         from engram import log
 
         log.note(f"{self.event.host} {self.event.name} native rule loaded: {row.id}",
